@@ -1,0 +1,3 @@
+"""Small compositions of layers: residual stacks, dilated-conv networks."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Attention and causal convolution layers, one mechanism per module."""
+
+__all__ = []
