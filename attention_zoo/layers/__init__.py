@@ -1,3 +1,7 @@
 """Attention and causal convolution layers, one mechanism per module."""
 
-__all__ = []
+from attention_zoo.layers.multi_head import MultiHead
+
+__all__ = [
+    "MultiHead",
+]

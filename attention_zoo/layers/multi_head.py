@@ -1,0 +1,483 @@
+"""Multi-head scaled dot-product attention with a key/value cache."""
+
+import keras
+from keras import ops
+
+from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.layers.masked_softmax import masked_softmax
+from attention_zoo.layers.masked_softmax import merge_attention_masks
+from attention_zoo.layers.masked_softmax import zero_masked_queries
+
+
+@attention_zoo_export(
+    ("attention_zoo.MultiHead", "attention_zoo.layers.MultiHead")
+)
+class MultiHead(keras.layers.Layer):
+    """Multi-head scaled dot-product attention (Vaswani et al., 2017).
+
+    Letters: `B` batch, `Tq` query steps, `Tv` key/value steps, `H` heads,
+    `Dk` = `key_dim`, `Dv` = `value_dim`, `Tmax` cache length. Each head `h`
+    projects `q_h = query W_h^Q`, `k_h = key W_h^K`, `v_h = value W_h^V`
+    and computes `softmax(q_h k_h^T / sqrt(Dk)) v_h`; the heads are then
+    projected together by `W^O` (`(H, Dv, output_dim)`) to the output width.
+
+    Masking: `value_mask` / `key_mask` `(B, Tv)` hide keys, `attention_mask`
+    `(B, Tq, Tv)` hides (query, key) pairs, `use_causal_mask=True` lets query
+    `i` see keys `j <= i + Tv - Tq`. All are boolean, True = attend. Keras
+    fills `query_mask`, `value_mask` and `key_mask` from the inputs' masks
+    (e.g. `Embedding(mask_zero=True)`), and the output carries the query
+    mask. Rows of masked queries are zero in the output and the weights. A
+    query with no visible key gets zero weights and a zero context vector,
+    so its output is the output bias (zero by default), never NaN.
+
+    Without weights to return and without active dropout the layer calls
+    `keras.ops.dot_product_attention` (flash / cuDNN kernels on GPU);
+    otherwise an explicit float32 masked softmax. Both agree.
+
+    Key/value cache (autoregressive decoding, the contract of keras-hub's
+    `CachedMultiHeadAttention`): `cache` `(B, 2, Tmax, H, Dk)` holds the
+    projected keys (index 0) and values (index 1), see `get_initial_cache`.
+    With `cache_update_index=i` the step's projected keys/values are
+    written at positions `i, ..., i + Tq - 1` and query `t` attends to cache
+    positions `<= i + t` (causal; unwritten positions are hidden;
+    `value_mask` / `key_mask` describe the step and are not used, mask
+    cached positions with `attention_mask` `(B, Tq, Tmax)`). With
+    `cache_update_index=None` the cache is read as is (cross-attention to
+    precomputed encoder keys/values; `value_mask` `(B, Tmax)` applies).
+
+    Args:
+        num_heads: int, number of heads `H`.
+        key_dim: int, size `Dk` of each query/key head.
+        value_dim: int, size `Dv` of each value head. Defaults to `key_dim`.
+        output_dim: int, width of the output. Defaults to the query width.
+        dropout: float in `[0, 1)`, dropout on the attention weights.
+            Defaults to `0.0`.
+        use_bias: bool, whether the projections have biases. Defaults to
+            `True`.
+        seed: int, seed of the dropout. Defaults to `None`.
+        kernel_initializer: initializer of the kernels. Defaults to
+            `"glorot_uniform"`.
+        bias_initializer: initializer of the biases. Defaults to `"zeros"`.
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `(B, Tq, dq)`, or `(B, dq)` for a single query.
+        value: `(B, Tv, dv)`.
+        key: `(B, Tv, dk)`. Defaults to `value`.
+        query_mask: bool `(B, Tq)`.
+        value_mask: bool `(B, Tv)`.
+        key_mask: bool `(B, Tv)`.
+        attention_mask: bool `(B, Tq, Tv)`.
+        use_causal_mask: bool, add the causal mask. Defaults to `False`.
+        return_attention_scores: bool, also return the weights. Defaults to
+            `False`.
+        training: bool, whether dropout is active.
+        cache: `(B, 2, Tmax, H, Dk)` projected keys and values, or `None`.
+        cache_update_index: int or scalar int tensor, where to write the
+            step's keys/values in `cache`; `None` reads the cache as is.
+
+    Returns:
+        `output` `(B, Tq, output_dim)` (`(B, output_dim)` for a 2-D query);
+        with `return_attention_scores=True` also the weights `(B, H, Tq, Tv)`
+        (`Tv = Tmax` with a cache); with a cache also the updated cache:
+        `output`, `(output, weights)`, `(output, cache)` or
+        `(output, weights, cache)`.
+
+    Example:
+
+    >>> layer = MultiHead(num_heads=2, key_dim=4)
+    >>> x = np.ones((2, 5, 8), "float32")
+    >>> layer(x, x, use_causal_mask=True).shape
+    (2, 5, 8)
+    >>> cache = layer.get_initial_cache(batch_size=2, max_length=5)
+    >>> out, cache = layer(x[:, :1], x[:, :1], cache=cache,
+    ...                    cache_update_index=0)
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
+        https://arxiv.org/abs/1706.03762
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        value_dim=None,
+        output_dim=None,
+        dropout=0.0,
+        use_bias=True,
+        seed=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (
+            ("num_heads", num_heads),
+            ("key_dim", key_dim),
+            ("value_dim", value_dim),
+            ("output_dim", output_dim),
+        ):
+            if name in ("value_dim", "output_dim") and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(
+                    f"`{name}` must be a positive integer. "
+                    f"Received: {name}={value!r}"
+                )
+            if value <= 0:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. "
+                    f"Received: {name}={value}"
+                )
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+            raise ValueError(
+                f"`dropout` must be a float in [0, 1). Received: "
+                f"dropout={dropout!r}"
+            )
+        self.num_heads = num_heads
+        self.key_dim = key_dim
+        self.value_dim = value_dim
+        self.output_dim = output_dim
+        self.dropout = float(dropout)
+        self.use_bias = use_bias
+        self.seed = seed
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.supports_masking = True
+
+    @property
+    def _value_dim(self):
+        return self.value_dim or self.key_dim
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
+        if len(value_shape) != 3 or len(key_shape) != 3:
+            raise ValueError(
+                "`value` and `key` must be 3-D `(B, Tv, d)`. Received: "
+                f"value_shape={value_shape}, key_shape={key_shape}"
+            )
+        if len(query_shape) not in (2, 3):
+            raise ValueError(
+                "`query` must be 2-D `(B, dq)` or 3-D `(B, Tq, dq)`. "
+                f"Received: query_shape={query_shape}"
+            )
+        if None not in (value_shape[1], key_shape[1]) and (
+            value_shape[1] != key_shape[1]
+        ):
+            raise ValueError(
+                "`key` and `value` must have the same length. Received: "
+                f"value_shape={value_shape}, key_shape={key_shape}"
+            )
+        heads, dk, dv = self.num_heads, self.key_dim, self._value_dim
+        out_dim = self.output_dim or query_shape[-1]
+        specs = (
+            ("query", (query_shape[-1], heads, dk)),
+            ("key", (key_shape[-1], heads, dk)),
+            ("value", (value_shape[-1], heads, dv)),
+            ("output", (heads, dv, out_dim)),
+        )
+        for role, shape in specs:
+            kernel = self.add_weight(
+                name=f"{role}_kernel",
+                shape=shape,
+                initializer=self._clone(self.kernel_initializer),
+            )
+            setattr(self, f"_{role}_kernel", kernel)
+            bias = None
+            if self.use_bias:
+                bias = self.add_weight(
+                    name=f"{role}_bias",
+                    shape=shape[1:] if role != "output" else (out_dim,),
+                    initializer=self._clone(self.bias_initializer),
+                )
+            setattr(self, f"_{role}_bias", bias)
+        self._dropout_layer = keras.layers.Dropout(
+            self.dropout,
+            seed=self.seed,
+            dtype=self.dtype_policy,
+            name="attention_dropout",
+        )
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        use_causal_mask=False,
+        return_attention_scores=False,
+        training=None,
+        cache=None,
+        cache_update_index=None,
+    ):
+        single_query = len(query.shape) == 2
+        same_length = query is value or (
+            not single_query
+            and query.shape[1] is not None
+            and query.shape[1] == value.shape[1]
+        )
+        if single_query:
+            query = ops.expand_dims(query, 1)  # (B, 1, dq)
+            if query_mask is not None:
+                query_mask = ops.expand_dims(query_mask, 1)
+        if cache is None and cache_update_index is not None:
+            raise ValueError(
+                "`cache_update_index` needs a `cache`. Received: cache=None,"
+                f" cache_update_index={cache_update_index}"
+            )
+
+        q = self._project(query, self._query_kernel, self._query_bias)
+        if cache is None:
+            k, v = self._project_key_value(value, key)
+        else:
+            self._check_cache(cache)
+            k, v = cache[:, 0], cache[:, 1]  # (B, Tmax, H, Dk) each
+            if cache_update_index is not None:
+                step_k, step_v = self._project_key_value(value, key)
+                start = [0, cache_update_index, 0, 0]
+                k = ops.slice_update(k, start, ops.cast(step_k, k.dtype))
+                v = ops.slice_update(v, start, ops.cast(step_v, v.dtype))
+                cache = ops.stack((k, v), axis=1)  # (B, 2, Tmax, H, Dk)
+            k, v = ops.cast(k, q.dtype), ops.cast(v, q.dtype)
+
+        query_length, value_length = ops.shape(q)[1], ops.shape(k)[1]
+        is_causal = False
+        if cache is not None and cache_update_index is not None:
+            # Query t sits at position index + t of the cache.
+            row = ops.expand_dims(ops.arange(query_length), -1)
+            col = ops.expand_dims(ops.arange(value_length), 0)
+            mask = col <= row + cache_update_index  # (Tq, Tmax)
+            if attention_mask is not None:
+                mask = ops.cast(attention_mask, "bool") & mask
+        else:
+            if key_mask is not None:
+                value_mask = (
+                    key_mask
+                    if value_mask is None
+                    else ops.cast(value_mask, "bool")
+                    & ops.cast(key_mask, "bool")
+                )
+            # Causal alone on equal lengths: the backend's causal kernel.
+            is_causal = (
+                use_causal_mask
+                and value_mask is None
+                and attention_mask is None
+                and same_length
+            )
+            mask = merge_attention_masks(
+                query_length,
+                value_length,
+                value_mask=value_mask,
+                attention_mask=attention_mask,
+                use_causal_mask=use_causal_mask and not is_causal,
+            )
+        if mask is not None:
+            while len(mask.shape) < 4:
+                mask = ops.expand_dims(mask, -3)  # (B | 1, 1, Tq, Tv)
+
+        if return_attention_scores or (self.dropout > 0 and training):
+            context, weights = self._explicit_attention(
+                q, k, v, mask, is_causal, training
+            )
+        else:
+            context, weights = self._fast_attention(q, k, v, mask, is_causal)
+
+        output = self._output_projection(context)  # (B, Tq, O)
+        output = zero_masked_queries(output, query_mask)
+        if single_query:
+            output = ops.squeeze(output, 1)
+        if weights is not None:
+            weights = zero_masked_queries(weights, query_mask)
+        if return_attention_scores and cache is not None:
+            return output, weights, cache
+        if return_attention_scores:
+            return output, weights
+        if cache is not None:
+            return output, cache
+        return output
+
+    def get_initial_cache(self, batch_size, max_length, dtype=None):
+        """An empty key/value cache for decoding.
+
+        Args:
+            batch_size: int, `B`.
+            max_length: int, `Tmax`, the number of positions it can hold.
+            dtype: dtype of the cache. Defaults to the compute dtype.
+
+        Returns:
+            Zeros `(B, 2, Tmax, H, Dk)`: projected keys at index 0 and
+            values at index 1, to pass as `cache` with `cache_update_index`.
+        """
+        if self.value_dim not in (None, self.key_dim):
+            raise ValueError(
+                "A cache needs `value_dim == key_dim`. Received: "
+                f"key_dim={self.key_dim}, value_dim={self.value_dim}"
+            )
+        return ops.zeros(
+            (batch_size, 2, max_length, self.num_heads, self.key_dim),
+            dtype=dtype or self.compute_dtype,
+        )
+
+    def _project(self, x, kernel, bias):
+        """`(B, T, d)` by `(d, H, D)` -> `(B, T, H, D)`, as one 2-D matmul."""
+        d, heads, depth = kernel.shape
+        y = ops.matmul(
+            ops.reshape(x, (-1, d)), ops.reshape(kernel, (d, heads * depth))
+        )  # (B * T, H * D)
+        if bias is not None:
+            y = y + ops.reshape(bias, (heads * depth,))
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        return ops.reshape(y, (batch, length, heads, depth))
+
+    def _project_key_value(self, value, key):
+        """`(B, Tv, d)` -> keys `(B, Tv, H, Dk)` and values `(B, Tv, H, Dv)`.
+
+        When `key` is `value` both projections run as one matmul over the
+        concatenated kernels.
+        """
+        if key is not None and key is not value:
+            return (
+                self._project(key, self._key_kernel, self._key_bias),
+                self._project(value, self._value_kernel, self._value_bias),
+            )
+        return (
+            self._project(value, self._key_kernel, self._key_bias),
+            self._project(value, self._value_kernel, self._value_bias),
+        )
+
+    def _fast_attention(self, q, k, v, mask, is_causal):
+        """`ops.dot_product_attention` on `(B, T, H, D)`; no weights."""
+        context = ops.dot_product_attention(
+            q,
+            k,
+            v,
+            mask=mask,
+            scale=1.0 / self.key_dim**0.5,
+            is_causal=is_causal,
+        )  # (B, Tq, H, Dv)
+        if mask is not None:
+            # The kernel averages all values when a row has no visible key;
+            # the explicit path gives zero there.
+            has_key = ops.any(mask, axis=-1)  # (B | 1, 1, Tq)
+            has_key = ops.expand_dims(ops.swapaxes(has_key, -1, -2), -1)
+            context = context * ops.cast(has_key, context.dtype)
+        return context, None
+
+    def _explicit_attention(self, q, k, v, mask, is_causal, training):
+        """Scores, float32 masked softmax, dropout, weighted sum."""
+        if is_causal:
+            mask = merge_attention_masks(
+                ops.shape(q)[1], ops.shape(k)[1], use_causal_mask=True
+            )
+        q = q * ops.cast(1.0 / self.key_dim**0.5, q.dtype)
+        scores = ops.einsum("bqhd,bkhd->bhqk", q, k)  # (B, H, Tq, Tv)
+        weights = masked_softmax(scores, mask)
+        dropped = self._dropout_layer(weights, training=training)
+        context = ops.einsum("bhqk,bkhd->bqhd", dropped, v)  # (B, Tq, H, Dv)
+        return context, weights
+
+    def _output_projection(self, context):
+        """`(B, Tq, H, Dv)` -> `(B, Tq, O)` as one 2-D matmul."""
+        heads, depth, out_dim = self._output_kernel.shape
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        y = ops.matmul(
+            ops.reshape(context, (-1, heads * depth)),
+            ops.reshape(self._output_kernel, (heads * depth, out_dim)),
+        )  # (B * Tq, O)
+        if self._output_bias is not None:
+            y = y + self._output_bias
+        return ops.reshape(y, (batch, length, out_dim))
+
+    def _check_cache(self, cache):
+        expected = (self.num_heads, self.key_dim)
+        if (
+            len(cache.shape) != 5
+            or cache.shape[1] != 2
+            or tuple(cache.shape[3:]) != expected
+        ):
+            raise ValueError(
+                "`cache` must have shape (B, 2, Tmax, num_heads, key_dim) = "
+                f"(B, 2, Tmax, {self.num_heads}, {self.key_dim}). "
+                f"Received: cache.shape={cache.shape}"
+            )
+        if self._value_dim != self.key_dim:
+            raise ValueError(
+                "A cache needs `value_dim == key_dim`. Received: "
+                f"key_dim={self.key_dim}, value_dim={self.value_dim}"
+            )
+
+    @staticmethod
+    def _clone(initializer):
+        # A fresh instance per weight: a seeded initializer reused as is
+        # would give every kernel the same values.
+        return initializer.__class__.from_config(initializer.get_config())
+
+    def compute_mask(self, query, previous_mask=None):
+        return previous_mask
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        out_dim = self.output_dim or query_shape[-1]
+        return tuple(query_shape[:-1]) + (out_dim,)
+
+    def compute_output_spec(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        use_causal_mask=False,
+        return_attention_scores=False,
+        training=None,
+        cache=None,
+        cache_update_index=None,
+    ):
+        output = keras.KerasTensor(
+            self.compute_output_shape(query.shape, value.shape),
+            dtype=self.compute_dtype,
+        )
+        outputs = (output,)
+        if return_attention_scores:
+            query_length = 1 if len(query.shape) == 2 else query.shape[1]
+            value_length = value.shape[1] if cache is None else cache.shape[2]
+            outputs += (
+                keras.KerasTensor(
+                    (
+                        query.shape[0],
+                        self.num_heads,
+                        query_length,
+                        value_length,
+                    ),
+                    dtype=self.compute_dtype,
+                ),
+            )
+        if cache is not None:
+            outputs += (keras.KerasTensor(cache.shape, dtype=cache.dtype),)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "output_dim": self.output_dim,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "seed": self.seed,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer
+                ),
+            }
+        )
+        return config
