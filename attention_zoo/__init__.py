@@ -2,6 +2,11 @@
 
 from attention_zoo import blocks
 from attention_zoo import layers
+from attention_zoo.blocks.streaming import autoregressive_generate
+from attention_zoo.blocks.streaming import stream_sequence
+from attention_zoo.blocks.tcn import TCN
+from attention_zoo.blocks.wavenet import WaveNet
+from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
 from attention_zoo.layers.multi_head import MultiHead
 
 __version__ = "0.1.0"
@@ -10,4 +15,9 @@ __all__ = [
     "MultiHead",
     "blocks",
     "layers",
+    "CausalDilatedConv1D",
+    "TCN",
+    "WaveNet",
+    "autoregressive_generate",
+    "stream_sequence",
 ]
