@@ -1,5 +1,7 @@
 """Multi-head scaled dot-product attention with a key/value cache."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -7,6 +9,21 @@ from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.layers.masked_softmax import masked_softmax
 from attention_zoo.layers.masked_softmax import merge_attention_masks
 from attention_zoo.layers.masked_softmax import zero_masked_queries
+
+
+@functools.cache
+def _fused_kernel_is_faster():
+    """Whether to prefer `ops.dot_product_attention` without weights.
+
+    Yes on accelerators (flash / cuDNN kernels) and on JAX. On CPU under
+    TensorFlow the kernel is plain einsums with a scaled copy of the scores
+    and a full-size mask, slower than `_explicit_attention` (see
+    `BENCHMARKS_PARTS/multi_head.md`).
+    """
+    if keras.backend.backend() != "tensorflow":
+        return True
+    devices = keras.distribution.list_devices()
+    return any(not device.lower().startswith("cpu") for device in devices)
 
 
 @attention_zoo_export(
@@ -30,9 +47,10 @@ class MultiHead(keras.layers.Layer):
     query with no visible key gets zero weights and a zero context vector,
     so its output is the output bias (zero by default), never NaN.
 
-    Without weights to return and without active dropout the layer calls
-    `keras.ops.dot_product_attention` (flash / cuDNN kernels on GPU);
-    otherwise an explicit float32 masked softmax. Both agree.
+    Without weights to return, without active dropout and with
+    `value_dim == key_dim` the layer calls `keras.ops.dot_product_attention`
+    (flash / cuDNN kernels on GPU); otherwise an explicit float32 masked
+    softmax. Both agree.
 
     Key/value cache (autoregressive decoding, the contract of keras-hub's
     `CachedMultiHeadAttention`): `cache` `(B, 2, Tmax, H, Dk)` holds the
@@ -230,7 +248,14 @@ class MultiHead(keras.layers.Layer):
                 f" cache_update_index={cache_update_index}"
             )
 
-        q = self._project(query, self._query_kernel, self._query_bias)
+        # A read-only cache replaces `value` and `key`: they are not used.
+        read_only = cache is not None and cache_update_index is None
+        self._check_widths(query, None if read_only else value, key)
+        # 1 / sqrt(Dk) folded into the query kernel: cheaper than scaling
+        # the (B, H, Tq, Tv) scores.
+        q = self._project(
+            query, self._query_kernel, self._query_bias, self.key_dim**-0.5
+        )
         if cache is None:
             k, v = self._project_key_value(value, key)
         else:
@@ -279,12 +304,19 @@ class MultiHead(keras.layers.Layer):
             while len(mask.shape) < 4:
                 mask = ops.expand_dims(mask, -3)  # (B | 1, 1, Tq, Tv)
 
-        if return_attention_scores or (self.dropout > 0 and training):
+        explicit = (
+            return_attention_scores
+            or (self.dropout > 0 and training)
+            # JAX's kernel needs equal key and value head sizes.
+            or self._value_dim != self.key_dim
+            or not _fused_kernel_is_faster()
+        )
+        if explicit:
             context, weights = self._explicit_attention(
                 q, k, v, mask, is_causal, training
             )
         else:
-            context, weights = self._fast_attention(q, k, v, mask, is_causal)
+            context, weights = self._fused_attention(q, k, v, mask, is_causal)
 
         output = self._output_projection(context)  # (B, Tq, O)
         output = zero_masked_queries(output, query_mask)
@@ -322,14 +354,48 @@ class MultiHead(keras.layers.Layer):
             dtype=dtype or self.compute_dtype,
         )
 
-    def _project(self, x, kernel, bias):
-        """`(B, T, d)` by `(d, H, D)` -> `(B, T, H, D)`, as one 2-D matmul."""
+    def compute_cache(self, value, key=None):
+        """Projects `value` (and `key`) once, for a read-only cache.
+
+        Use it for cross-attention while decoding: the encoder's keys and
+        values do not change between steps, so project them once and call
+        the layer with `cache=...` and `cache_update_index=None`.
+
+        Args:
+            value: `(B, Tv, dv)`.
+            key: `(B, Tv, dk)`. Defaults to `value`.
+
+        Returns:
+            `(B, 2, Tv, H, Dk)`: projected keys at index 0, values at 1.
+        """
+        if not self.built:
+            raise ValueError(
+                "`compute_cache` needs a built layer: call the layer once "
+                "first."
+            )
+        if self._value_dim != self.key_dim:
+            raise ValueError(
+                "A cache needs `value_dim == key_dim`. Received: "
+                f"key_dim={self.key_dim}, value_dim={self.value_dim}"
+            )
+        value = ops.cast(value, self.compute_dtype)
+        if key is not None:
+            key = ops.cast(key, self.compute_dtype)
+        k, v = self._project_key_value(value, key)
+        return ops.stack((k, v), axis=1)  # (B, 2, Tv, H, Dk)
+
+    def _project(self, x, kernel, bias, scale=None):
+        """`(B, T, d)` by `(d, H, D)` -> `scale * (B, T, H, D)`."""
         d, heads, depth = kernel.shape
-        y = ops.matmul(
-            ops.reshape(x, (-1, d)), ops.reshape(kernel, (d, heads * depth))
-        )  # (B * T, H * D)
+        kernel = ops.reshape(ops.cast(kernel, x.dtype), (d, heads * depth))
         if bias is not None:
-            y = y + ops.reshape(bias, (heads * depth,))
+            bias = ops.reshape(ops.cast(bias, x.dtype), (heads * depth,))
+        if scale is not None:
+            kernel = kernel * ops.cast(scale, x.dtype)
+            bias = None if bias is None else bias * ops.cast(scale, x.dtype)
+        y = ops.matmul(ops.reshape(x, (-1, d)), kernel)  # (B * T, H * D)
+        if bias is not None:
+            y = y + bias
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
         return ops.reshape(y, (batch, length, heads, depth))
 
@@ -349,16 +415,11 @@ class MultiHead(keras.layers.Layer):
             self._project(value, self._value_kernel, self._value_bias),
         )
 
-    def _fast_attention(self, q, k, v, mask, is_causal):
+    def _fused_attention(self, q, k, v, mask, is_causal):
         """`ops.dot_product_attention` on `(B, T, H, D)`; no weights."""
         context = ops.dot_product_attention(
-            q,
-            k,
-            v,
-            mask=mask,
-            scale=1.0 / self.key_dim**0.5,
-            is_causal=is_causal,
-        )  # (B, Tq, H, Dv)
+            q, k, v, mask=mask, scale=1.0, is_causal=is_causal
+        )  # (B, Tq, H, Dv); `q` is already scaled.
         if mask is not None:
             # The kernel averages all values when a row has no visible key;
             # the explicit path gives zero there.
@@ -373,12 +434,13 @@ class MultiHead(keras.layers.Layer):
             mask = merge_attention_masks(
                 ops.shape(q)[1], ops.shape(k)[1], use_causal_mask=True
             )
-        q = q * ops.cast(1.0 / self.key_dim**0.5, q.dtype)
-        scores = ops.einsum("bqhd,bkhd->bhqk", q, k)  # (B, H, Tq, Tv)
-        weights = masked_softmax(scores, mask)
+        q = ops.transpose(q, (0, 2, 1, 3))  # (B, H, Tq, Dk)
+        k = ops.transpose(k, (0, 2, 3, 1))  # (B, H, Dk, Tv)
+        v = ops.transpose(v, (0, 2, 1, 3))  # (B, H, Tv, Dv)
+        weights = masked_softmax(ops.matmul(q, k), mask)  # (B, H, Tq, Tv)
         dropped = self._dropout_layer(weights, training=training)
-        context = ops.einsum("bhqk,bkhd->bqhd", dropped, v)  # (B, Tq, H, Dv)
-        return context, weights
+        context = ops.matmul(dropped, v)  # (B, H, Tq, Dv)
+        return ops.transpose(context, (0, 2, 1, 3)), weights
 
     def _output_projection(self, context):
         """`(B, Tq, H, Dv)` -> `(B, Tq, O)` as one 2-D matmul."""
@@ -391,6 +453,19 @@ class MultiHead(keras.layers.Layer):
         if self._output_bias is not None:
             y = y + self._output_bias
         return ops.reshape(y, (batch, length, out_dim))
+
+    def _check_widths(self, query, value, key):
+        key = value if key is None else key
+        for name, x, kernel in (
+            ("query", query, self._query_kernel),
+            ("value", value, self._value_kernel),
+            ("key", key, self._key_kernel),
+        ):
+            if x is not None and x.shape[-1] != kernel.shape[0]:
+                raise ValueError(
+                    f"`{name}` must have width {kernel.shape[0]}, as when "
+                    f"the layer was built. Received: {name}.shape={x.shape}"
+                )
 
     def _check_cache(self, cache):
         expected = (self.num_heads, self.key_dim)
