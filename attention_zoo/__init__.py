@@ -6,12 +6,24 @@ from attention_zoo.blocks.streaming import autoregressive_generate
 from attention_zoo.blocks.streaming import stream_sequence
 from attention_zoo.blocks.tcn import TCN
 from attention_zoo.blocks.wavenet import WaveNet
+from attention_zoo.layers.additive_attention import AdditiveAttention
+from attention_zoo.layers.attention_pooling import AttentionPooling
+from attention_zoo.layers.base_attention import BaseAttention
+from attention_zoo.layers.bilinear_attention import BilinearAttention
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
+from attention_zoo.layers.kernel_regression_attention import (
+    KernelRegressionAttention,
+)
 from attention_zoo.layers.multi_head import MultiHead
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdditiveAttention",
+    "AttentionPooling",
+    "BaseAttention",
+    "BilinearAttention",
+    "KernelRegressionAttention",
     "MultiHead",
     "blocks",
     "layers",

@@ -1,9 +1,21 @@
 """Attention and causal convolution layers, one mechanism per module."""
 
+from attention_zoo.layers.additive_attention import AdditiveAttention
+from attention_zoo.layers.attention_pooling import AttentionPooling
+from attention_zoo.layers.base_attention import BaseAttention
+from attention_zoo.layers.bilinear_attention import BilinearAttention
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
+from attention_zoo.layers.kernel_regression_attention import (
+    KernelRegressionAttention,
+)
 from attention_zoo.layers.multi_head import MultiHead
 
 __all__ = [
+    "AdditiveAttention",
+    "AttentionPooling",
+    "BaseAttention",
+    "BilinearAttention",
+    "KernelRegressionAttention",
     "MultiHead",
     "CausalDilatedConv1D",
 ]
