@@ -27,14 +27,21 @@ def _parser():
         epilog="With no arguments, runs: attention-zoo "
         + " ".join(DEFAULT_JOB),
     )
-    parser.add_argument("--version", action="store_true",
-                        help="print the package version and exit")
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print the package version and exit",
+    )
     commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser("demo", help="run a self-contained demo",
-                               add_help=False)
+    demo = commands.add_parser(
+        "demo", help="run a self-contained demo", add_help=False
+    )
     demo.add_argument("name", choices=sorted(DEMOS))
-    demo.add_argument("args", nargs=argparse.REMAINDER,
-                      help="the demo's own flags (see NAME --help)")
+    demo.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        help="the demo's own flags (see NAME --help)",
+    )
     return parser
 
 

@@ -70,8 +70,9 @@ def make_runner(layer, inputs, mode, backward):
             return jax.numpy.sum(out.astype("float32")), out
 
         if backward:
-            grad = jax.grad(loss_fn, argnums=tuple(range(len(names) + 1)),
-                            has_aux=True)
+            grad = jax.grad(
+                loss_fn, argnums=tuple(range(len(names) + 1)), has_aux=True
+            )
             fn = _compile(lambda *xs: grad(trainable, *xs)[0], mode)
         else:
             fn = _compile(lambda *xs: loss_fn(trainable, *xs)[1], mode)
@@ -126,8 +127,10 @@ def compare(
         modes = ("xla",)
     rows = []
     print(f"\n## {title}  (backend={BACKEND}, median of {repeats})")
-    print(f"{'pass':<17}{'policy':<16}{'candidate':<28}{'mode':<7}"
-          f"{'ms':>9}{'vs best baseline':>18}")
+    print(
+        f"{'pass':<17}{'policy':<16}{'candidate':<28}{'mode':<7}"
+        f"{'ms':>9}{'vs best baseline':>18}"
+    )
     for backward in (False, True):
         for policy in policies:
             runners = {}
@@ -148,12 +151,15 @@ def compare(
                     "ratio": best_base / t,
                 }
                 rows.append(row)
-                print(f"{row['pass']:<17}{policy:<16}{name:<28}{mode:<7}"
-                      f"{row['ms']:>9.2f}{row['ratio']:>17.2f}x")
+                print(
+                    f"{row['pass']:<17}{policy:<16}{name:<28}{mode:<7}"
+                    f"{row['ms']:>9.2f}{row['ratio']:>17.2f}x"
+                )
     return rows
 
 
 def random_inputs(shapes, seed=0):
     rng = np.random.default_rng(seed)
-    return {k: rng.standard_normal(s).astype("float32")
-            for k, s in shapes.items()}
+    return {
+        k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()
+    }

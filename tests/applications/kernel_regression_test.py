@@ -35,8 +35,9 @@ def test_fitting_lowers_the_leave_one_out_error():
 
 
 def test_cli_default_job_prints_bandwidth_and_writes_pngs(tmp_path, capsys):
-    code = cli.main(["demo", "kernel-regression", "--out", str(tmp_path),
-                     "--epochs", "20"])
+    code = cli.main(
+        ["demo", "kernel-regression", "--out", str(tmp_path), "--epochs", "20"]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "fitted bandwidth:" in out and "test MSE" in out
