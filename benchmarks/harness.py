@@ -80,7 +80,9 @@ def make_runner(layer, inputs, mode, backward):
     def run():
         out = fn(*tensors)
         # Block until the result exists (JAX dispatches asynchronously).
-        leaf = out[0] if isinstance(out, (list, tuple)) else out
+        # The first array of a possibly nested result (JAX gradients are a
+        # tuple whose first item is the list of weight gradients).
+        leaf = keras.tree.flatten(out)[0]
         ops.convert_to_numpy(ops.sum(ops.cast(leaf, "float32")))
 
     return run
