@@ -190,10 +190,17 @@ class CausalDilatedConv1D(keras.layers.Layer):
         state = ops.cast(state, self.compute_dtype)
         # (B, P + 1, C): the queue with x_t appended.
         window = ops.concatenate([state, inputs[:, None, :]], axis=1)
-        taps = [k * self.dilation_rate for k in range(self.kernel_size)]
-        taken = ops.take(window, taps, axis=1)  # (B, K, C)
+        # (B, K * C): the K taps side by side, read with static slices.
+        taps = ops.concatenate(
+            [
+                window[:, k * self.dilation_rate, :]
+                for k in range(self.kernel_size)
+            ],
+            axis=-1,
+        )
         kernel = ops.cast(self._get_kernel(), self.compute_dtype)
-        outputs = ops.einsum("bkc,kcf->bf", taken, kernel)  # (B, F)
+        kernel = ops.reshape(kernel, (-1, self.filters))  # (K * C, F)
+        outputs = ops.matmul(taps, kernel)  # (B, F)
         return self._finish(outputs), window[:, 1:, :]
 
     def _get_kernel(self):
