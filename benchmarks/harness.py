@@ -69,13 +69,18 @@ def make_runner(layer, inputs, mode, backward):
             )
             return jax.numpy.sum(out.astype("float32")), out
 
+        # Weights are arguments, not closed-over constants: XLA would
+        # otherwise constant-fold weight-only work (and take minutes).
         if backward:
             grad = jax.grad(
                 loss_fn, argnums=tuple(range(len(names) + 1)), has_aux=True
             )
-            fn = _compile(lambda *xs: grad(trainable, *xs)[0], mode)
+            jitted = _compile(lambda w, *xs: grad(w, *xs)[0], mode)
         else:
-            fn = _compile(lambda *xs: loss_fn(trainable, *xs)[1], mode)
+            jitted = _compile(lambda w, *xs: loss_fn(w, *xs)[1], mode)
+
+        def fn(*xs):
+            return jitted(trainable, *xs)
 
     def run():
         out = fn(*tensors)
