@@ -24,6 +24,11 @@ class AdditiveAttention(BaseAttention):
     `v' = g * v / ||v||` with a learned scalar `g` initialised to
     `sqrt(1 / units)` (the normalised form of Bahdanau et al.).
 
+    Under mixed precision the projections and the weighted sum run in the
+    compute dtype, and the `(B, Tq, Tv, units)` add, `tanh` and contraction
+    in float32: that is faster than bfloat16 on CPU, cannot overflow
+    float16, and hands the softmax float32 scores.
+
     Unlike `keras.layers.AdditiveAttention`, which expects projected inputs
     of equal width, this layer owns the projections `W_q`, `W_k`, `b`, so
     query, key and value may have different widths.

@@ -163,11 +163,14 @@ class BaseAttention(keras.layers.Layer):
             `return_attention_scores=True`.
         """
         self._check_built("attend")
-        cast = lambda x: ops.cast(x, self.compute_dtype)  # noqa: E731
+        query, prepared_key, value = (
+            ops.cast(x, self.compute_dtype)
+            for x in (query, prepared_key, value)
+        )
         return self._attend(
-            cast(query),
-            cast(prepared_key),
-            cast(value),
+            query,
+            prepared_key,
+            value,
             query_mask=query_mask,
             value_mask=value_mask,
             key_mask=key_mask,
