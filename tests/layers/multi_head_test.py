@@ -302,7 +302,9 @@ def decode_self_attention(layer, x):
     return jit(lambda: ops.fori_loop(0, length, body, (cache, outputs)))()
 
 
-def test_cache_self_attention_equals_full_causal_pass():
+@pytest.mark.parametrize("fused", [False, True])
+def test_cache_self_attention_equals_full_causal_pass(fused, monkeypatch):
+    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
     layer, _, query, _ = built_layer(self_attention=True)
     full = layer(query, query, use_causal_mask=True)
     cache, decoded = decode_self_attention(layer, ops.convert_to_tensor(query))
@@ -335,7 +337,9 @@ def test_cache_block_update_and_scores():
     )
 
 
-def test_cache_cross_attention_equals_full_pass():
+@pytest.mark.parametrize("fused", [False, True])
+def test_cache_cross_attention_equals_full_pass(fused, monkeypatch):
+    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
     layer, _, query, value = built_layer()
     value_mask, _, _ = make_masks()
     full = layer(query, value, value_mask=value_mask)
