@@ -254,53 +254,20 @@ class MultiHead(keras.layers.Layer):
         q = self._project(
             query, self._query_kernel, self._query_bias, self.key_dim**-0.5
         )
-        if cache is None:
-            k, v = self._project_key_value(value, key)
-        else:
-            self._check_cache(cache)
-            k, v = cache[:, 0], cache[:, 1]  # (B, Tmax, H, Dk) each
-            if cache_update_index is not None:
-                step_k, step_v = self._project_key_value(value, key)
-                start = [0, cache_update_index, 0, 0]
-                k = ops.slice_update(k, start, ops.cast(step_k, k.dtype))
-                v = ops.slice_update(v, start, ops.cast(step_v, v.dtype))
-                cache = ops.stack((k, v), axis=1)  # (B, 2, Tmax, H, Dk)
-            k, v = ops.cast(k, q.dtype), ops.cast(v, q.dtype)
-
-        query_length, value_length = ops.shape(q)[1], ops.shape(k)[1]
-        is_causal = False
-        if cache is not None and cache_update_index is not None:
-            # Query t sits at position index + t of the cache.
-            row = ops.expand_dims(ops.arange(query_length), -1)
-            col = ops.expand_dims(ops.arange(value_length), 0)
-            mask = col <= row + cache_update_index  # (Tq, Tmax)
-            if attention_mask is not None:
-                mask = ops.cast(attention_mask, "bool") & mask
-        else:
-            if key_mask is not None:
-                value_mask = (
-                    key_mask
-                    if value_mask is None
-                    else ops.cast(value_mask, "bool")
-                    & ops.cast(key_mask, "bool")
-                )
-            # Causal alone on equal lengths: the backend's causal kernel.
-            is_causal = (
-                use_causal_mask
-                and value_mask is None
-                and attention_mask is None
-                and same_length
-            )
-            mask = merge_attention_masks(
-                query_length,
-                value_length,
-                value_mask=value_mask,
-                attention_mask=attention_mask,
-                use_causal_mask=use_causal_mask and not is_causal,
-            )
-        if mask is not None:
-            while len(mask.shape) < 4:
-                mask = ops.expand_dims(mask, -3)  # (B | 1, 1, Tq, Tv)
+        k, v, cache = self._keys_and_values(
+            value, key, cache, cache_update_index
+        )
+        k, v = ops.cast(k, q.dtype), ops.cast(v, q.dtype)
+        mask, is_causal = self._attention_mask(
+            ops.shape(q)[1],
+            ops.shape(k)[1],
+            value_mask,
+            key_mask,
+            attention_mask,
+            use_causal_mask,
+            same_length,
+            cache_update_index if cache is not None else None,
+        )
 
         explicit = (
             return_attention_scores
@@ -412,6 +379,76 @@ class MultiHead(keras.layers.Layer):
             self._project(value, self._key_kernel, self._key_bias),
             self._project(value, self._value_kernel, self._value_bias),
         )
+
+    def _keys_and_values(self, value, key, cache, cache_update_index):
+        """Projected keys and values `(B, Tv | Tmax, H, D)`, and the cache.
+
+        Without a cache, projects `key` and `value`. With one, writes the
+        step's projections at `cache_update_index` (unless it is None) and
+        returns the whole cache's keys and values.
+        """
+        if cache is None:
+            return (*self._project_key_value(value, key), None)
+        self._check_cache(cache)
+        k, v = cache[:, 0], cache[:, 1]  # (B, Tmax, H, Dk) each
+        if cache_update_index is not None:
+            step_k, step_v = self._project_key_value(value, key)
+            start = [0, cache_update_index, 0, 0]
+            k = ops.slice_update(k, start, ops.cast(step_k, k.dtype))
+            v = ops.slice_update(v, start, ops.cast(step_v, v.dtype))
+            cache = ops.stack((k, v), axis=1)  # (B, 2, Tmax, H, Dk)
+        return k, v, cache
+
+    def _attention_mask(
+        self,
+        query_length,
+        value_length,
+        value_mask,
+        key_mask,
+        attention_mask,
+        use_causal_mask,
+        same_length,
+        cache_update_index,
+    ):
+        """Merged boolean mask `(B | 1, 1, Tq, Tv)` or None, and `is_causal`.
+
+        `is_causal` is True when the causal mask is the only one and the
+        lengths are equal: the mask is then left to the attention kernel.
+        With `cache_update_index`, query `t` sees cache positions
+        `<= cache_update_index + t`.
+        """
+        if cache_update_index is not None:
+            row = ops.expand_dims(ops.arange(query_length), -1)  # (Tq, 1)
+            col = ops.expand_dims(ops.arange(value_length), 0)  # (1, Tmax)
+            mask = col <= row + cache_update_index  # (Tq, Tmax)
+            if attention_mask is not None:
+                mask = ops.cast(attention_mask, "bool") & mask
+            is_causal = False
+        else:
+            if key_mask is not None:
+                key_mask = ops.cast(key_mask, "bool")
+                value_mask = (
+                    key_mask
+                    if value_mask is None
+                    else ops.cast(value_mask, "bool") & key_mask
+                )
+            is_causal = bool(
+                use_causal_mask
+                and value_mask is None
+                and attention_mask is None
+                and same_length
+            )
+            mask = merge_attention_masks(
+                query_length,
+                value_length,
+                value_mask=value_mask,
+                attention_mask=attention_mask,
+                use_causal_mask=use_causal_mask and not is_causal,
+            )
+        if mask is not None:
+            while len(mask.shape) < 4:
+                mask = ops.expand_dims(mask, -3)  # (B | 1, 1, Tq, Tv)
+        return mask, is_causal
 
     def _fused_attention(self, q, k, v, mask, is_causal):
         """`ops.dot_product_attention` on `(B, T, H, D)`; no weights."""
