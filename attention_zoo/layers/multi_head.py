@@ -51,8 +51,9 @@ class MultiHead(keras.layers.Layer):
     softmax. Both agree.
 
     Key/value cache (autoregressive decoding, the contract of keras-hub's
-    `CachedMultiHeadAttention`): `cache` `(B, 2, Tmax, H, Dk)` holds the
-    projected keys (index 0) and values (index 1), see `get_initial_cache`.
+    `CachedMultiHeadAttention`): `cache` `(B, 2, Tmax, H, Dk)`, in the
+    compute dtype, holds the projected keys (index 0) and values (index 1),
+    see `get_initial_cache` and `compute_cache`.
     With `cache_update_index=i` the step's projected keys/values are
     written at positions `i, ..., i + Tq - 1` and query `t` attends to cache
     positions `<= i + t` (causal; unwritten positions are hidden;
@@ -297,13 +298,17 @@ class MultiHead(keras.layers.Layer):
             return output, cache
         return output
 
-    def get_initial_cache(self, batch_size, max_length, dtype=None):
+    def get_initial_cache(self, batch_size, max_length):
         """An empty key/value cache for decoding.
+
+        The cache is in the layer's compute dtype (bfloat16 under
+        `mixed_bfloat16`): Keras casts floating inputs to it anyway, so a
+        float32 cache would come back as bfloat16 and change the dtype of a
+        loop's carry.
 
         Args:
             batch_size: int, `B`.
             max_length: int, `Tmax`, the number of positions it can hold.
-            dtype: dtype of the cache. Defaults to the compute dtype.
 
         Returns:
             Zeros `(B, 2, Tmax, H, Dk)`: projected keys at index 0 and
@@ -316,7 +321,7 @@ class MultiHead(keras.layers.Layer):
             )
         return ops.zeros(
             (batch_size, 2, max_length, self.num_heads, self.key_dim),
-            dtype=dtype or self.compute_dtype,
+            dtype=self.compute_dtype,
         )
 
     def compute_cache(self, value, key=None):

@@ -298,7 +298,9 @@ def decode_self_attention(layer, x):
         return cache, outputs
 
     cache = layer.get_initial_cache(batch, length)
-    outputs = ops.zeros((batch, length, layer.output_dim or width))
+    outputs = ops.zeros(
+        (batch, length, layer.output_dim or width), layer.compute_dtype
+    )
     return jit(lambda: ops.fori_loop(0, length, body, (cache, outputs)))()
 
 
@@ -312,6 +314,20 @@ def test_cache_self_attention_equals_full_causal_pass(fused, monkeypatch):
     # The final cache holds the projections of every step.
     expected = to_numpy(layer.compute_cache(query))
     np.testing.assert_allclose(to_numpy(cache), expected, atol=1e-5)
+
+
+def test_cache_decoding_in_mixed_precision():
+    # The cache stays in bfloat16, so the loop's carry keeps its dtype.
+    query, _ = make_data()
+    layer = MultiHead(num_heads=H, key_dim=DK, dtype="mixed_bfloat16")
+    full = layer(query, query, use_causal_mask=True)
+    cache, decoded = decode_self_attention(layer, ops.convert_to_tensor(query))
+    assert keras.backend.standardize_dtype(cache.dtype) == "bfloat16"
+    np.testing.assert_allclose(
+        to_numpy(ops.cast(decoded, "float32")),
+        to_numpy(ops.cast(full, "float32")),
+        atol=0.05,
+    )
 
 
 def test_cache_block_update_and_scores():
