@@ -112,6 +112,31 @@ def test_matches_numpy_reference(return_scores, separate_key):
     np.testing.assert_allclose(to_numpy(out), expected, atol=1e-5)
 
 
+def test_2d_query_equals_one_step_query():
+    layer, weights, query, value = built_layer()
+    out, scores = layer(query[:, 0], value, return_attention_scores=True)
+    expected, probs = np_multi_head(query[:, :1], value, value, weights)
+    assert tuple(out.shape) == (B, DQ)
+    np.testing.assert_allclose(to_numpy(out), expected[:, 0], atol=1e-5)
+    np.testing.assert_allclose(to_numpy(scores), probs, atol=1e-5)
+
+
+def test_symbolic_call_with_cache_and_scores():
+    layer = MultiHead(num_heads=H, key_dim=DK)
+    step = keras.Input((1, DQ))
+    cache = keras.Input((2, 7, H, DK))
+    out, scores, new_cache = layer(
+        step,
+        step,
+        cache=cache,
+        cache_update_index=3,
+        return_attention_scores=True,
+    )
+    assert tuple(out.shape) == (None, 1, DQ)
+    assert tuple(scores.shape) == (None, H, 1, 7)
+    assert tuple(new_cache.shape) == (None, 2, 7, H, DK)
+
+
 def test_hand_checkable_case():
     # One head of width 1, identity projections, no biases: the score of key
     # j is q * k_j, here [0, ln 3], so the weights are [1/4, 3/4] and the
