@@ -15,7 +15,7 @@ __all__ = [
     "AttentionPooling",
     "BaseAttention",
     "BilinearAttention",
+    "CausalDilatedConv1D",
     "KernelRegressionAttention",
     "MultiHead",
-    "CausalDilatedConv1D",
 ]

@@ -178,10 +178,11 @@ def test_output_carries_query_mask(make_layer):
     assert getattr(output, "_keras_mask", None) is not None
 
 
-def test_single_query_matches_first_row(make_layer):
-    if make_layer.cls is KernelRegressionAttention:
-        pytest.skip("A 2-D query holds scalar inputs there (own tests).")
-    layer = make_layer()
+# KernelRegressionAttention reads a 2-D query as scalar inputs (own tests).
+@pytest.mark.parametrize("name", ["additive", "bilinear"])
+def test_single_query_matches_first_row(name):
+    cls, kwargs = LAYERS[name]
+    layer = cls(**kwargs)
     query, value = random(B, D), random(B, TV, D)
     value_mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
     output, weights = layer(
