@@ -41,3 +41,16 @@ def seen_steps(fn, inputs, t):
     """Input steps whose gradient into output `t` is nonzero (sorted)."""
     grad = input_gradient(fn, inputs, t)
     return np.nonzero(np.any(grad != 0, axis=(0, 2)))[0]
+
+
+def np_causal_conv1d(x, kernel, bias, dilation_rate):
+    """Left zero padding, then a valid dilated convolution."""
+    size = kernel.shape[0]
+    pad = dilation_rate * (size - 1)
+    padded = np.pad(x, ((0, 0), (pad, 0), (0, 0)))
+    out = sum(
+        padded[:, dilation_rate * k : dilation_rate * k + x.shape[1]]
+        @ kernel[k]
+        for k in range(size)
+    )
+    return out + bias

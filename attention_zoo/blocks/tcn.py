@@ -5,6 +5,7 @@ from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
+from attention_zoo.layers.causal_dilated_conv1d import check_dilations
 from attention_zoo.layers.causal_dilated_conv1d import check_positive_int
 
 _NORMALIZATIONS = (None, "layer", "weight", "batch")
@@ -118,15 +119,7 @@ class TCN(keras.layers.Layer):
         super().__init__(**kwargs)
         check_positive_int("filters", filters)
         check_positive_int("kernel_size", kernel_size)
-        dilations = tuple(dilations)
-        if not dilations or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0
-            for d in dilations
-        ):
-            raise ValueError(
-                "`dilations` must be a non-empty sequence of positive "
-                f"integers. Received: dilations={dilations}"
-            )
+        dilations = check_dilations(dilations)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={dropout}"

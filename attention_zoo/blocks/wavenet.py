@@ -5,6 +5,7 @@ from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
+from attention_zoo.layers.causal_dilated_conv1d import check_dilations
 from attention_zoo.layers.causal_dilated_conv1d import check_positive_int
 
 _DEFAULT_DILATIONS = tuple(2**i for i in range(10))  # 1, 2, ..., 512
@@ -91,15 +92,7 @@ class WaveNet(keras.layers.Layer):
         check_positive_int("skip_channels", skip_channels)
         check_positive_int("stacks", stacks)
         check_positive_int("kernel_size", kernel_size)
-        dilations = tuple(dilations)
-        if not dilations or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0
-            for d in dilations
-        ):
-            raise ValueError(
-                "`dilations` must be a non-empty sequence of positive "
-                f"integers. Received: dilations={dilations}"
-            )
+        dilations = check_dilations(dilations)
         self.residual_channels = residual_channels
         self.skip_channels = skip_channels
         self.dilations = dilations

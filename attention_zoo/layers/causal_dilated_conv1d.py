@@ -13,6 +13,20 @@ def check_positive_int(name, value):
         )
 
 
+def check_dilations(dilations):
+    """Validates a stack's dilation rates; returns them as a tuple."""
+    dilations = tuple(dilations)
+    if not dilations or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d > 0
+        for d in dilations
+    ):
+        raise ValueError(
+            "`dilations` must be a non-empty sequence of positive "
+            f"integers. Received: dilations={dilations}"
+        )
+    return dilations
+
+
 @attention_zoo_export(
     (
         "attention_zoo.CausalDilatedConv1D",

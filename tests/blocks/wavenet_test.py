@@ -5,6 +5,7 @@ from keras import ops
 
 from attention_zoo.blocks import WaveNet
 from attention_zoo.blocks import stream_sequence
+from tests.causal_testing import np_causal_conv1d
 from tests.causal_testing import seen_steps
 from tests.test_case import assert_model_round_trip
 from tests.test_case import jit
@@ -12,19 +13,6 @@ from tests.test_case import run_layer_test
 from tests.test_case import to_numpy
 
 SMALL = dict(residual_channels=4, skip_channels=5, dilations=(1, 2), stacks=2)
-
-
-def np_causal_conv1d(x, kernel, bias, dilation_rate):
-    """Left zero padding, then a valid dilated convolution."""
-    size = kernel.shape[0]
-    pad = dilation_rate * (size - 1)
-    padded = np.pad(x, ((0, 0), (pad, 0), (0, 0)))
-    out = sum(
-        padded[:, dilation_rate * k : dilation_rate * k + x.shape[1]]
-        @ kernel[k]
-        for k in range(size)
-    )
-    return out + bias
 
 
 def np_wavenet(x, net):
