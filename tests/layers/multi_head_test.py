@@ -402,15 +402,18 @@ def test_cache_cross_attention_equals_full_pass(fused, monkeypatch):
     np.testing.assert_allclose(to_numpy(decoded), to_numpy(full), atol=1e-5)
 
 
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 @pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("return_scores", [False, True])
-def test_mixed_precision_with_large_scores(return_scores, fused, monkeypatch):
+def test_mixed_precision_with_large_scores(
+    return_scores, fused, policy, monkeypatch
+):
     monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
     query, value = make_data()
     reference = MultiHead(num_heads=H, key_dim=DK)
     reference(query, value)
     weights = random_weights(reference, scale=10.0)  # scores ~ 1e4
-    mixed = MultiHead(num_heads=H, key_dim=DK, dtype="mixed_bfloat16")
+    mixed = MultiHead(num_heads=H, key_dim=DK, dtype=policy)
     mixed(query, value)
     mixed.set_weights(weights)
     kwargs = {"use_causal_mask": True, "return_attention_scores": return_scores}
@@ -421,7 +424,7 @@ def test_mixed_precision_with_large_scores(return_scores, fused, monkeypatch):
     for e, a in zip(expected, actual):
         a = to_numpy(ops.cast(a, "float32"))
         assert np.all(np.isfinite(a))
-        # Near-ties between huge scores may flip in bfloat16: most agree.
+        # Near-ties between huge scores may flip in 16 bits: most agree.
         scale = np.abs(e).max()
         close = np.isclose(a, e, rtol=0.05, atol=0.02 * scale)
         assert close.mean() > 0.9
