@@ -2,9 +2,11 @@
 
     attention-zoo                             # the default job (a demo)
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
+    attention-zoo train translation [--data FILE] [--epochs N] ...
+    attention-zoo translate DIR "text" ...
 
-Each job's own flags follow its name; `attention-zoo demo NAME --help` lists
-them.
+Each job's own flags follow its name; `attention-zoo train APP --help`
+lists them.
 """
 
 import argparse
@@ -17,13 +19,19 @@ import sys
 DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
+TRAINERS = {
+    "translation": "applications.translation.train",
+}
+COMMANDS = {
+    "translate": "applications.translation.serve",
+}
 DEFAULT_JOB = ["demo", "kernel-regression"]
 
 
 def _parser():
     parser = argparse.ArgumentParser(
         prog="attention-zoo",
-        description="Attention models: demos, training, export.",
+        description="Attention models: demos, training, export, serving.",
         epilog="With no arguments, runs: attention-zoo "
         + " ".join(DEFAULT_JOB),
     )
@@ -33,15 +41,22 @@ def _parser():
         help="print the package version and exit",
     )
     commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser(
-        "demo", help="run a self-contained demo", add_help=False
-    )
-    demo.add_argument("name", choices=sorted(DEMOS))
-    demo.add_argument(
-        "args",
-        nargs=argparse.REMAINDER,
-        help="the demo's own flags (see NAME --help)",
-    )
+    for command, choices, help_text in [
+        ("demo", DEMOS, "run a self-contained demo"),
+        ("train", TRAINERS, "train, evaluate and export an application"),
+    ]:
+        sub = commands.add_parser(command, help=help_text, add_help=False)
+        sub.add_argument("name", choices=sorted(choices))
+        sub.add_argument(
+            "args",
+            nargs=argparse.REMAINDER,
+            help="the job's own flags (see NAME --help)",
+        )
+    for command in COMMANDS:
+        sub = commands.add_parser(
+            command, help="run an exported model", add_help=False
+        )
+        sub.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -58,8 +73,13 @@ def main(argv=None):
         return 2
     # Quieten TensorFlow's C++ start-up logging; users may override.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    module = importlib.import_module(DEMOS[args.name])
-    return module.main(args.args)
+    if args.command == "demo":
+        module = DEMOS[args.name]
+    elif args.command == "train":
+        module = TRAINERS[args.name]
+    else:
+        module = COMMANDS[args.command]
+    return importlib.import_module(module).main(args.args)
 
 
 if __name__ == "__main__":

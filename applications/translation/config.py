@@ -1,0 +1,94 @@
+"""`TranslationConfig`: the one place to read what a translation run does."""
+
+import dataclasses
+import json
+
+MODELS = ("rnn", "transformer")
+ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslationConfig:
+    """Every setting of a translation model and its training run."""
+
+    # Which model: "rnn" (encoder-decoder of the seeds) or "transformer".
+    model: str = "rnn"
+    # RNN: attention score ("additive", "general", "dot", "scaled_dot") or
+    # None for the no-attention bottleneck baseline.
+    attention: str | None = "additive"
+    cell: str = "gru"  # RNN cell: "gru" or "lstm"
+    embedding_dim: int = 256
+    units: int = 512  # RNN decoder width (encoder: units per direction)
+    encoder_layers: int = 1
+    bidirectional: bool = True
+    # Transformer.
+    num_layers: int = 2
+    model_dim: int = 256
+    num_heads: int = 4
+    feed_forward_dim: int = 1024
+    positions: str = "sinusoidal"  # or "learned"
+    tie_embeddings: bool = False
+    dropout: float = 0.1
+    # Text: WordPiece vocabularies learned from the training pairs.
+    source_vocabulary_size: int = 8000
+    target_vocabulary_size: int = 8000
+    lowercase: bool = True
+    normalization: str | None = "NFKC"
+    # Longest sequence in tokens (sources are truncated to it, decoding
+    # stops at it).
+    max_length: int = 64
+    # Training.
+    batch_size: int = 64
+    epochs: int = 10
+    learning_rate: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.model not in MODELS:
+            raise ValueError(
+                f"`model` must be one of {MODELS}. Received: model="
+                f"{self.model!r}"
+            )
+        if self.attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: "
+                f"attention={self.attention!r}"
+            )
+        for name in (
+            "embedding_dim",
+            "units",
+            "encoder_layers",
+            "num_layers",
+            "model_dim",
+            "num_heads",
+            "feed_forward_dim",
+            "source_vocabulary_size",
+            "target_vocabulary_size",
+            "max_length",
+            "batch_size",
+            "epochs",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(
+                    f"`{name}` must be an integer. Received: {name}={value!r}"
+                )
+            if value < 1:
+                raise ValueError(
+                    f"`{name}` must be positive. Received: {name}={value!r}"
+                )
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self):
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        values = json.loads(text)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"Unknown translation config keys: {unknown}")
+        return cls(**values)

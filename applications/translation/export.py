@@ -1,0 +1,74 @@
+"""`export_translation`: a SavedModel that takes and returns strings."""
+
+import os
+
+import tensorflow as tf
+
+from applications.translation import data
+from attention_zoo.export import atomic_directory
+
+
+class TranslationServingModule(tf.Module):
+    """Tokenizers, model weights and the compiled decoder in one module.
+
+    `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
+    `(B,)` and `attention` float32 `(B, target_len, source_len)`, where
+    `target_len` is the longest generated translation of the batch (END
+    included) and `source_len` the longest tokenized source.
+    """
+
+    def __init__(self, translator, beam_size=1, length_penalty=0.6):
+        super().__init__(name="translation")
+        self.source_tokenizer = translator.source_tokenizer
+        self.target_tokenizer = translator.target_tokenizer
+        self.model = translator.model
+        self._max_length = translator.config.max_length
+        self._decode = translator.decode_function(beam_size, length_penalty)
+
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="text")]
+    )
+    def serve(self, text):
+        source_ids = data.encode_sources(
+            self.source_tokenizer, text, self._max_length
+        )
+        result = self._decode(source_ids)
+        length = tf.reduce_max(
+            tf.concat([result["lengths"], tf.zeros([1], tf.int32)], 0)
+        )
+        tokens = result["tokens"][:, :length]
+        return {
+            "translation": self.target_tokenizer.detokenize(tokens),
+            "attention": tf.cast(result["attention"][:, :length], "float32"),
+        }
+
+
+def export_translation(translator, path, beam_size=1, length_penalty=0.6):
+    """Writes `translator` as a SavedModel to `path`, atomically.
+
+    The `serving_default` signature takes `text` (tf.string `[None]`) and
+    returns `translation` (tf.string `[None]`) and `attention` (float32
+    `[None, target_len, source_len]`); tokenization and detokenization run
+    inside the graph and the decoding loop is compiled with XLA. Loading
+    needs only TensorFlow and TensorFlow Text's ops. The folder appears
+    only once complete; an existing one is replaced.
+
+    Returns:
+        `path`.
+    """
+    if translator.model is None:
+        raise ValueError("The translator has no model: call `fit` first.")
+    module = TranslationServingModule(translator, beam_size, length_penalty)
+    signatures = {"serving_default": module.serve}
+    with atomic_directory(path) as temporary:
+        tf.saved_model.save(module, temporary, signatures=signatures)
+        with open(os.path.join(temporary, "config.json"), "w") as f:
+            f.write(translator.config.to_json())
+    return path
+
+
+def load_translation(path):
+    """Loads an export (registers TensorFlow Text's ops) -> signature."""
+    import tensorflow_text  # noqa: F401  (registers the ops in-process)
+
+    return tf.saved_model.load(path).signatures["serving_default"]

@@ -1,0 +1,184 @@
+"""`attention-zoo train translation`: data -> training -> metrics -> export.
+
+    attention-zoo train translation                      # synthetic pair
+    attention-zoo train translation --data spa.txt.gz --source-column 1 \
+        --target-column 0 --epochs 10 --export saved_models/translation
+
+Progress bars per epoch, a checkpoint per epoch in `--run-dir`; a run that
+is interrupted and restarted with the same command resumes from its last
+finished epoch. After training: BLEU and chrF on the held-out test split,
+example translations, an attention heatmap PNG, and the export.
+"""
+
+import argparse
+import os
+
+from applications.translation import data
+from applications.translation.config import TranslationConfig
+
+# A small model that learns the synthetic pair in a few minutes on 2 cores.
+SYNTHETIC_DEFAULTS = dict(
+    embedding_dim=64,
+    units=128,
+    model_dim=64,
+    num_heads=2,
+    feed_forward_dim=128,
+    source_vocabulary_size=400,
+    target_vocabulary_size=400,
+    max_length=24,
+    epochs=8,
+)
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="attention-zoo train translation",
+        description="Train a translator, evaluate it and export it.",
+    )
+    parser.add_argument(
+        "--data",
+        help="pairs file: .tsv/.txt(.gz) or .jsonl;"
+        " default: the generated synthetic language pair",
+    )
+    parser.add_argument("--source-column", type=int, default=0)
+    parser.add_argument("--target-column", type=int, default=1)
+    parser.add_argument("--max-pairs", type=int, default=None)
+    parser.add_argument("--synthetic-pairs", type=int, default=6000)
+    parser.add_argument(
+        "--model", choices=["rnn", "transformer"], default="rnn"
+    )
+    parser.add_argument(
+        "--attention",
+        default="additive",
+        choices=["additive", "general", "dot", "scaled_dot", "none"],
+    )
+    parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--units", type=int)
+    parser.add_argument("--embedding-dim", type=int)
+    parser.add_argument("--vocabulary-size", type=int)
+    parser.add_argument("--max-length", type=int)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument(
+        "--beam-size",
+        type=int,
+        default=1,
+        help="beam size for the test-split evaluation",
+    )
+    parser.add_argument("--validation-fraction", type=float, default=0.05)
+    parser.add_argument("--test-fraction", type=float, default=0.05)
+    parser.add_argument(
+        "--run-dir",
+        default="outputs/translation",
+        help="checkpoints, vocabularies, config, pictures",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="export a new version under DIR (e.g. saved_models/translation)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _config(args, synthetic):
+    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
+    values.update(
+        model=args.model,
+        cell=args.cell,
+        seed=args.seed,
+        attention=None if args.attention == "none" else args.attention,
+    )
+    for flag, field in [
+        ("epochs", "epochs"),
+        ("batch_size", "batch_size"),
+        ("units", "units"),
+        ("embedding_dim", "embedding_dim"),
+        ("max_length", "max_length"),
+        ("learning_rate", "learning_rate"),
+    ]:
+        if getattr(args, flag) is not None:
+            values[field] = getattr(args, flag)
+    if args.vocabulary_size is not None:
+        values["source_vocabulary_size"] = args.vocabulary_size
+        values["target_vocabulary_size"] = args.vocabulary_size
+    return TranslationConfig(**values)
+
+
+def _load_pairs(args):
+    if not args.data:
+        synthetic = data.make_synthetic_pairs(
+            args.synthetic_pairs, seed=args.seed
+        )
+        return synthetic.pairs, synthetic
+    if args.data.endswith(".jsonl"):
+        pairs = data.load_jsonl_pairs(args.data)
+    else:
+        pairs = data.load_tsv_pairs(
+            args.data,
+            source_column=args.source_column,
+            target_column=args.target_column,
+            max_pairs=args.max_pairs,
+        )
+    return pairs[: args.max_pairs] if args.max_pairs else pairs, None
+
+
+def main(argv=None):
+    from applications.translation.evaluate import alignment_accuracy
+    from applications.translation.evaluate import plot_attention
+    from applications.translation.translator import Translator
+
+    args = _parser().parse_args(argv)
+    pairs, synthetic = _load_pairs(args)
+    train, validation, test = data.split_pairs(
+        pairs, args.validation_fraction, args.test_fraction, seed=args.seed
+    )
+    print(
+        f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
+        f"validation, {len(test)} test"
+    )
+    run_dir = args.run_dir
+    if os.path.exists(os.path.join(run_dir, "backup")):
+        print(f"Resuming the interrupted run in {run_dir}")
+        translator = Translator.load_assets(run_dir)
+    else:
+        translator = Translator(_config(args, synthetic is not None))
+    translator.fit(train, validation, checkpoint_dir=run_dir)
+
+    scores = translator.evaluate(test, beam_size=args.beam_size)
+    print(
+        f"test BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f} "
+        f"({scores['examples']} pairs, beam {args.beam_size})"
+    )
+    for (source, target), hypothesis in list(zip(test, scores["hypotheses"]))[
+        :5
+    ]:
+        print(f"  {source}\n    -> {hypothesis}\n    (reference: {target})")
+
+    sources = [source for source, _ in test[:200]]
+    _, maps = translator.translate(sources, return_attention=True)
+    if synthetic is not None:
+        index = {pair: i for i, pair in enumerate(synthetic.pairs)}
+        alignments = [
+            data.alignment_to_token_positions(synthetic.alignments[index[pair]])
+            for pair in test[:200]
+        ]
+        accuracy = alignment_accuracy(maps, alignments)
+        print(f"attention argmax on the true source word: {accuracy:.1%}")
+    example = translator.explain(sources[0])
+    path = plot_attention(
+        example["source_tokens"],
+        example["target_tokens"],
+        example["attention"],
+        os.path.join(run_dir, "attention.png"),
+        title=f"{sources[0]} -> {example['translation']}",
+    )
+    print(f"wrote {path}")
+    if args.export:
+        from attention_zoo.export import next_version
+
+        version_dir = os.path.join(args.export, str(next_version(args.export)))
+        translator.export(version_dir)
+        print(f"exported {version_dir}")
+    return 0

@@ -1,0 +1,344 @@
+"""`Translator`: tokenizers, model and compiled decoding in one object."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from applications.common.wordpiece import SubwordTokenizer
+from applications.translation import data
+from applications.translation.config import TranslationConfig
+from applications.translation.model import build_translation_model
+from applications.translation.model import make_decoder
+from attention_zoo.decoding import beam_search
+from attention_zoo.decoding import greedy_search
+from attention_zoo.decoding import tile_beams
+
+START_ID = 2
+END_ID = 3
+
+
+def masked_accuracy(y_true, y_pred):
+    """Token accuracy over non-padding targets (id 0 is padding)."""
+    y_true = tf.cast(y_true, "int32")
+    mask = tf.cast(y_true != 0, "float32")
+    hits = tf.cast(
+        tf.argmax(y_pred, -1, output_type="int32") == y_true, "float32"
+    )
+    return tf.reduce_sum(hits * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
+
+class Translator:
+    """A trainable, exportable translator for plain strings.
+
+    `fit` learns WordPiece vocabularies from the training pairs (unless
+    tokenizers are given), builds the model named by the config and trains
+    it with teacher forcing; `translate` runs greedy or beam search compiled
+    whole with XLA; `evaluate` reports corpus BLEU and chrF (sacrebleu);
+    `export` writes a SavedModel that takes and returns strings.
+
+    Args:
+        config: a `TranslationConfig`. Defaults to `TranslationConfig()`.
+        source_tokenizer, target_tokenizer: optional trained
+            `SubwordTokenizer`s.
+        model: optional built model matching the config and tokenizers.
+
+    Example:
+
+    ```python
+    pairs = data.make_synthetic_pairs(2000).pairs
+    translator = Translator(TranslationConfig(units=64, embedding_dim=32))
+    translator.fit(pairs[:1800], pairs[1800:], epochs=3)
+    translator.translate(["..."])
+    ```
+    """
+
+    def __init__(
+        self,
+        config=None,
+        source_tokenizer=None,
+        target_tokenizer=None,
+        model=None,
+    ):
+        self.config = config or TranslationConfig()
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.model = model
+        self._decoders = {}
+
+    # -- training ---------------------------------------------------------
+
+    def _ensure_tokenizers(self, pairs):
+        config = self.config
+        if self.source_tokenizer is None:
+            self.source_tokenizer = SubwordTokenizer.train(
+                [source for source, _ in pairs],
+                vocabulary_size=config.source_vocabulary_size,
+                lowercase=config.lowercase,
+                normalization=config.normalization,
+            )
+        if self.target_tokenizer is None:
+            self.target_tokenizer = SubwordTokenizer.train(
+                [target for _, target in pairs],
+                vocabulary_size=config.target_vocabulary_size,
+                lowercase=config.lowercase,
+                normalization=config.normalization,
+            )
+
+    def build(self):
+        """Builds and compiles the model (tokenizers must exist)."""
+        if self.model is None:
+            keras.utils.set_random_seed(self.config.seed)
+            self.model = build_translation_model(
+                self.config,
+                self.source_tokenizer.vocabulary_size,
+                self.target_tokenizer.vocabulary_size,
+            )
+        self.model.compile(
+            optimizer=keras.optimizers.Adam(
+                self.config.learning_rate, clipnorm=1.0
+            ),
+            loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=0
+            ),
+            metrics=[masked_accuracy],
+        )
+        self._decoders = {}
+        return self.model
+
+    def dataset(self, pairs, shuffle=False):
+        return data.make_translation_dataset(
+            pairs,
+            self.source_tokenizer,
+            self.target_tokenizer,
+            batch_size=self.config.batch_size,
+            max_length=self.config.max_length,
+            shuffle=shuffle,
+            seed=self.config.seed,
+        )
+
+    def fit(
+        self,
+        train_pairs,
+        validation_pairs=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
+    ):
+        """Trains on `(source, target)` string pairs; returns the History.
+
+        With `checkpoint_dir`, the tokenizers and config are saved there
+        first, weights are checkpointed every epoch (`model.weights.h5`),
+        and an interrupted run restarted with the same `checkpoint_dir`
+        resumes from its last finished epoch (`BackupAndRestore`).
+        """
+        train_pairs = list(train_pairs)
+        if not train_pairs:
+            raise ValueError("`train_pairs` is empty.")
+        self._ensure_tokenizers(train_pairs)
+        if self.model is None or self.model.optimizer is None:
+            self.build()
+        callbacks = list(callbacks)
+        if checkpoint_dir:
+            os.makedirs(checkpoint_dir, exist_ok=True)
+            self.save_assets(checkpoint_dir)
+            callbacks += [
+                keras.callbacks.ModelCheckpoint(
+                    os.path.join(checkpoint_dir, "model.weights.h5"),
+                    save_weights_only=True,
+                ),
+                keras.callbacks.BackupAndRestore(
+                    os.path.join(checkpoint_dir, "backup")
+                ),
+            ]
+        validation = None
+        if validation_pairs:
+            validation = self.dataset(list(validation_pairs))
+        history = self.model.fit(
+            self.dataset(train_pairs, shuffle=True),
+            validation_data=validation,
+            epochs=epochs or self.config.epochs,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
+        self._decoders = {}
+        return history
+
+    # -- inference --------------------------------------------------------
+
+    def source_ids(self, texts):
+        """Padded int32 source ids `(B, Ts)` for a list of strings."""
+        ids = data.encode_sources(
+            self.source_tokenizer,
+            tf.constant(texts, tf.string),
+            self.config.max_length,
+        )
+        return ids
+
+    def decode_function(self, beam_size=1, length_penalty=0.6):
+        """`source_ids (B, Ts) -> dict` compiled whole with XLA (cached).
+
+        The dict has `tokens` `(B, L)`, `lengths` `(B,)`, `scores` `(B,)`
+        and `attention` `(B, L, Ts)`, with `L = config.max_length + 1`.
+        """
+        key = (int(beam_size), float(length_penalty))
+        if key not in self._decoders:
+            if beam_size < 1:
+                raise ValueError(
+                    f"`beam_size` must be at least 1. Received: "
+                    f"beam_size={beam_size}"
+                )
+            adapter = make_decoder(self.model, self.config)
+            max_length = self.config.max_length + 1
+
+            def decode(source_ids):
+                memory = adapter.encode(source_ids)
+                state = adapter.initial_state(memory)
+                if beam_size == 1:
+                    return greedy_search(
+                        adapter.step_fn(memory),
+                        state,
+                        START_ID,
+                        END_ID,
+                        max_length,
+                    )
+                return beam_search(
+                    adapter.step_fn(tile_beams(memory, beam_size)),
+                    state,
+                    START_ID,
+                    END_ID,
+                    max_length,
+                    beam_size=beam_size,
+                    length_penalty=length_penalty,
+                )
+
+            self._decoders[key] = tf.function(decode, jit_compile=True)
+        return self._decoders[key]
+
+    def translate(
+        self, texts, beam_size=1, length_penalty=0.6, return_attention=False
+    ):
+        """Translates a list of strings.
+
+        Returns:
+            A list of strings; with `return_attention=True` also a list of
+            float32 arrays `(target_tokens, source_tokens)`, one per text,
+            cut to the generated target tokens (END included) and the
+            source tokens.
+        """
+        if isinstance(texts, str):
+            raise TypeError("`texts` must be a list of strings, not a str.")
+        texts = list(texts)
+        if self.model is None:
+            raise ValueError("The translator has no model: call `fit` first.")
+        if not texts:
+            return ([], []) if return_attention else []
+        source_ids = self.source_ids(texts)
+        result = self.decode_function(beam_size, length_penalty)(source_ids)
+        strings = self.target_tokenizer.detokenize(result["tokens"])
+        translations = [s.decode("utf-8") for s in strings.numpy()]
+        if not return_attention:
+            return translations
+        source_lengths = np.sum(source_ids.numpy() != 0, axis=1)
+        lengths = result["lengths"].numpy()
+        attention = result["attention"].numpy()
+        maps = [
+            attention[i, : lengths[i], : source_lengths[i]]
+            for i in range(len(texts))
+        ]
+        return translations, maps
+
+    def explain(self, text, beam_size=1, length_penalty=0.6):
+        """One translation with its tokens and attention, for pictures.
+
+        Returns:
+            A dict with `translation` (str), `source_tokens` and
+            `target_tokens` (lists of str, as the model saw and produced
+            them, END included) and `attention` `(target, source)`.
+        """
+        source_ids = self.source_ids([text])
+        result = self.decode_function(beam_size, length_penalty)(source_ids)
+        length = int(result["lengths"][0])
+        source = [int(i) for i in source_ids[0].numpy() if i != 0]
+        target = [int(i) for i in result["tokens"][0, :length].numpy()]
+        translation = self.target_tokenizer.detokenize(result["tokens"][:1])[0]
+        vocab_in = self.source_tokenizer.vocabulary
+        vocab_out = self.target_tokenizer.vocabulary
+        return {
+            "translation": translation.numpy().decode("utf-8"),
+            "source_tokens": [vocab_in[i] for i in source],
+            "target_tokens": [vocab_out[i] for i in target],
+            "attention": result["attention"][0, :length, : len(source)].numpy(),
+        }
+
+    def evaluate(self, pairs, beam_size=1, length_penalty=0.6, batch_size=256):
+        """Corpus BLEU and chrF (sacrebleu) of `translate` on the pairs."""
+        import sacrebleu
+
+        pairs = list(pairs)
+        hypotheses = []
+        for start in range(0, len(pairs), batch_size):
+            chunk = [source for source, _ in pairs[start : start + batch_size]]
+            hypotheses += self.translate(chunk, beam_size, length_penalty)
+        references = [target for _, target in pairs]
+        lowercase = self.config.lowercase
+        bleu = sacrebleu.corpus_bleu(
+            hypotheses, [references], lowercase=lowercase
+        )
+        chrf = sacrebleu.corpus_chrf(hypotheses, [references])
+        return {
+            "bleu": bleu.score,
+            "chrf": chrf.score,
+            "examples": len(pairs),
+            "hypotheses": hypotheses,
+        }
+
+    # -- persistence ------------------------------------------------------
+
+    def save_assets(self, directory):
+        """Writes the config and both vocabularies to `directory`."""
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            f.write(self.config.to_json())
+        self.source_tokenizer.save(os.path.join(directory, "source_vocab"))
+        self.target_tokenizer.save(os.path.join(directory, "target_vocab"))
+
+    def save(self, directory):
+        """Config, vocabularies and weights, for `Translator.load`."""
+        self.save_assets(directory)
+        self.model.save_weights(os.path.join(directory, "model.weights.h5"))
+
+    @classmethod
+    def load_assets(cls, directory):
+        """A translator with the saved config and vocabularies, built but
+        with fresh weights (`fit` with `checkpoint_dir` restores them)."""
+        with open(os.path.join(directory, "config.json")) as f:
+            config = TranslationConfig.from_json(f.read())
+        translator = cls(
+            config,
+            SubwordTokenizer.load(os.path.join(directory, "source_vocab")),
+            SubwordTokenizer.load(os.path.join(directory, "target_vocab")),
+        )
+        translator.build()
+        return translator
+
+    @classmethod
+    def load(cls, directory):
+        """The translator written by `save`."""
+        translator = cls.load_assets(directory)
+        translator.model.load_weights(
+            os.path.join(directory, "model.weights.h5")
+        )
+        return translator
+
+    def export(self, path):
+        """Writes a SavedModel serving strings; see `export_translation`."""
+        from applications.translation.export import export_translation
+
+        return export_translation(self, path)
+
+    def describe(self):
+        return json.loads(self.config.to_json())
