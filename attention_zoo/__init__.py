@@ -1,10 +1,18 @@
 """attention-zoo: attention mechanisms for Keras 3 (TensorFlow and JAX)."""
 
 from attention_zoo import blocks
+from attention_zoo import decoding
 from attention_zoo import layers
+from attention_zoo.blocks.positional_embedding import PositionalEmbedding
 from attention_zoo.blocks.streaming import autoregressive_generate
 from attention_zoo.blocks.streaming import stream_sequence
 from attention_zoo.blocks.tcn import TCN
+from attention_zoo.blocks.transformer_decoder_block import (
+    TransformerDecoderBlock,
+)
+from attention_zoo.blocks.transformer_encoder_block import (
+    TransformerEncoderBlock,
+)
 from attention_zoo.blocks.wavenet import WaveNet
 from attention_zoo.layers.additive_attention import AdditiveAttention
 from attention_zoo.layers.attention_pooling import AttentionPooling
@@ -26,10 +34,14 @@ __all__ = [
     "CausalDilatedConv1D",
     "KernelRegressionAttention",
     "MultiHead",
+    "PositionalEmbedding",
     "TCN",
+    "TransformerDecoderBlock",
+    "TransformerEncoderBlock",
     "WaveNet",
     "autoregressive_generate",
     "blocks",
+    "decoding",
     "layers",
     "stream_sequence",
 ]

@@ -1,0 +1,188 @@
+"""Pre-norm Transformer encoder block: self-attention and feed-forward."""
+
+import keras
+
+from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.layers.multi_head import MultiHead
+
+
+def check_block_args(num_heads, key_dim, feed_forward_dim, dropout):
+    """Validates the arguments shared by the Transformer blocks."""
+    for name, value in (
+        ("num_heads", num_heads),
+        ("key_dim", key_dim),
+        ("feed_forward_dim", feed_forward_dim),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(
+                f"`{name}` must be a positive integer. "
+                f"Received: {name}={value!r}"
+            )
+    if (
+        isinstance(dropout, bool)
+        or not isinstance(dropout, (int, float))
+        or not 0 <= dropout < 1
+    ):
+        raise ValueError(
+            "`dropout` must be a float in [0, 1). "
+            f"Received: dropout={dropout!r}"
+        )
+
+
+def make_feed_forward(block, width, name):
+    """Two dense layers `width -> feed_forward_dim -> width`, built."""
+    inner = keras.layers.Dense(
+        block.feed_forward_dim,
+        activation=block.activation,
+        dtype=block.dtype_policy,
+        name=f"{name}_inner",
+    )
+    outer = keras.layers.Dense(
+        width, dtype=block.dtype_policy, name=f"{name}_output"
+    )
+    return inner, outer
+
+
+@attention_zoo_export(
+    (
+        "attention_zoo.TransformerEncoderBlock",
+        "attention_zoo.blocks.TransformerEncoderBlock",
+    )
+)
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Pre-norm Transformer encoder block (Vaswani et al.; Xiong et al.).
+
+    Letters: `B` batch, `T` steps, `D` model width (the input width), `H`
+    heads. With `LN` layer normalisation, `MH` multi-head self-attention
+    (`H` heads of size `key_dim`, output width `D`) and `FFN(x) =
+    relu(x W_1 + b_1) W_2 + b_2` (`D -> feed_forward_dim -> D`):
+
+    `x = x + Dropout(MH(LN(x), LN(x)))`,
+    `x = x + Dropout(FFN(LN(x)))`.
+
+    Normalising the input of each sub-layer (pre-norm) rather than its
+    output keeps the residual path an identity and trains without warm-up;
+    a stack of these blocks needs one final `LayerNormalization`.
+
+    Masking: a padding mask `(B, T)` (e.g. from `Embedding(mask_zero=True)`
+    upstream, or passed as `mask`) hides padded keys; outputs at padded
+    steps are meaningless and the output carries the mask. Outputs at real
+    steps do not depend on the padded steps.
+
+    Args:
+        num_heads: int, `H`.
+        key_dim: int, size of each attention head.
+        feed_forward_dim: int, inner width of the feed-forward network.
+        dropout: float in `[0, 1)`, dropout on each sub-layer's output
+            before the residual sum. Defaults to `0.0`.
+        activation: activation of the feed-forward network. Defaults to
+            `"relu"`.
+        layer_norm_epsilon: float, epsilon of the layer norms. Defaults to
+            `1e-5`.
+        seed: optional int, seed of the dropout.
+        **kwargs: base layer arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: `(B, T, D)`.
+        mask: optional bool `(B, T)`, True = real step.
+        training: bool, whether dropout is active.
+
+    Returns:
+        `(B, T, D)`.
+
+    Example:
+
+    >>> block = TransformerEncoderBlock(num_heads=2, key_dim=4,
+    ...                                 feed_forward_dim=16)
+    >>> x = np.ones((2, 5, 8), "float32")
+    >>> tuple(block(x).shape)
+    (2, 5, 8)
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
+        https://arxiv.org/abs/1706.03762; Xiong et al., "On Layer
+        Normalization in the Transformer Architecture", ICML 2020,
+        https://arxiv.org/abs/2002.04745
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        feed_forward_dim,
+        dropout=0.0,
+        activation="relu",
+        layer_norm_epsilon=1e-5,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_block_args(num_heads, key_dim, feed_forward_dim, dropout)
+        self.num_heads = num_heads
+        self.key_dim = key_dim
+        self.feed_forward_dim = feed_forward_dim
+        self.dropout = float(dropout)
+        self.activation = keras.activations.get(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.seed = seed
+        self.supports_masking = True
+
+    def build(self, inputs_shape):
+        width = inputs_shape[-1]
+        policy = self.dtype_policy
+        self._self_attention_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon,
+            dtype=policy,
+            name="self_attention_norm",
+        )
+        self._self_attention_norm.build(inputs_shape)
+        self._self_attention = MultiHead(
+            self.num_heads, self.key_dim, dtype=policy, name="self_attention"
+        )
+        self._self_attention.build(inputs_shape, inputs_shape)
+        self._feed_forward_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon,
+            dtype=policy,
+            name="feed_forward_norm",
+        )
+        self._feed_forward_norm.build(inputs_shape)
+        self._ffn_inner, self._ffn_output = make_feed_forward(
+            self, width, "feed_forward"
+        )
+        self._ffn_inner.build(inputs_shape)
+        self._ffn_output.build(
+            tuple(inputs_shape[:-1]) + (self.feed_forward_dim,)
+        )
+        self._dropout_layer = keras.layers.Dropout(
+            self.dropout, seed=self.seed, dtype=policy, name="dropout"
+        )
+
+    def call(self, inputs, mask=None, training=None):
+        h = self._self_attention_norm(inputs)
+        h = self._self_attention(
+            h, h, query_mask=mask, value_mask=mask, training=training
+        )
+        x = inputs + self._dropout_layer(h, training=training)
+        h = self._ffn_output(self._ffn_inner(self._feed_forward_norm(x)))
+        return x + self._dropout_layer(h, training=training)  # (B, T, D)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return previous_mask
+
+    def compute_output_shape(self, inputs_shape):
+        return tuple(inputs_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "feed_forward_dim": self.feed_forward_dim,
+                "dropout": self.dropout,
+                "activation": keras.activations.serialize(self.activation),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "seed": self.seed,
+            }
+        )
+        return config
