@@ -1,0 +1,118 @@
+"""Greedy decoding as one compiled loop."""
+
+import keras
+from keras import ops
+
+from attention_zoo.decoding import buffers
+
+
+def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
+    """Decodes by always taking the most likely next token.
+
+    At step `t` the model sees the previous token (`start_id` at `t = 0`)
+    and returns logits; the next token is their argmax and its float32
+    log-softmax is added to the row's score. A row that has emitted
+    `end_id` is finished: its later tokens are PAD (0), its score and
+    length stop changing and its attention rows are zero. The loop stops
+    early once every row is finished, but the buffers always have
+    `max_length` steps.
+
+    All steps run inside one `ops.while_loop` with fixed-size buffers
+    (`ops.slice_update`), so the call compiles whole under
+    `tf.function(jit_compile=True)` or `jax.jit` and uses only core ops.
+    The first step runs before the loop, to learn the source length `Ts`
+    of the attention weights.
+
+    Args:
+        step_fn: callable `(token_ids, state, index) -> (logits, state,
+            attention)`: `token_ids` int32 `(B,)`, `state` a nest of tensors
+            with leading dimension `B`, `index` scalar int32 step number;
+            returns logits `(B, V)`, the new state (same structure, shapes
+            and dtypes) and attention weights `(B, Ts)` (zeros `(B, 1)` for
+            a model without attention). Tensors that do not change between
+            steps (encoder outputs, projected keys, masks) belong in its
+            closure, not in `state`.
+        initial_state: nest of tensors with leading dimension `B`.
+        start_id: int, the token fed at the first step.
+        end_id: int, the token that finishes a row.
+        max_length: int >= 1, the number of steps (buffer length).
+
+    Returns:
+        A dict with `tokens` int32 `(B, max_length)` (without START, with
+        END where generated, PAD after it), `lengths` int32 `(B,)` (tokens
+        up to and including END), `scores` float32 `(B,)` (sum of the
+        chosen tokens' log-probabilities) and `attention` float32
+        `(B, max_length, Ts)`.
+
+    Example:
+
+    ```python
+    # A toy model: the next token's logits depend on the previous token.
+    table = np.log(np.full((5, 5), 0.1) + np.eye(5)[[1, 3, 4, 4, 3]])
+
+    def step_fn(token_ids, state, index):
+        logits = ops.take(table, token_ids, axis=0)  # (B, V)
+        attention = ops.zeros((ops.shape(token_ids)[0], 1))  # (B, Ts)
+        return logits, state + 1, attention
+
+    out = greedy_search(step_fn, np.zeros((2,), "int32"), 2, 3, 4)
+    # out["tokens"]: [[4, 3, 0, 0], [4, 3, 0, 0]]; out["lengths"]: [2, 2]
+    ```
+    """
+    buffers.check_positive_int("max_length", max_length)
+    state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
+    batch_size = buffers.batch_size_of(state)
+
+    def advance(index, logits, attention, carry):
+        """Picks the next token of every row and records it at `index`."""
+        _, state, finished, scores, lengths, tokens, history = carry
+        log_probs = buffers.log_probs(logits)  # (B, V)
+        next_ids = ops.cast(ops.argmax(log_probs, axis=-1), "int32")  # (B,)
+        chosen = ops.take_along_axis(log_probs, next_ids[:, None], axis=1)
+        live = ops.logical_not(finished)
+        scores = scores + ops.where(live, chosen[:, 0], 0.0)
+        next_ids = ops.where(live, next_ids, buffers.PAD_ID)
+        lengths = lengths + ops.cast(live, "int32")
+        attention = ops.where(live[:, None], attention, 0.0)
+        tokens = buffers.write_step(tokens, index, next_ids)
+        history = buffers.write_step(history, index, attention)
+        finished = ops.logical_or(finished, ops.equal(next_ids, end_id))
+        return next_ids, state, finished, scores, lengths, tokens, history
+
+    def step(index, carry):
+        prev_ids, state = carry[0], carry[1]
+        logits, state, attention = step_fn(prev_ids, state, index)
+        attention = ops.cast(attention, "float32")
+        return advance(index, logits, attention, (prev_ids, state) + carry[2:])
+
+    start_ids = ops.full((batch_size,), start_id, "int32")
+    first = ops.convert_to_tensor(0, "int32")
+    logits, state, attention = step_fn(start_ids, state, first)
+    attention = ops.cast(attention, "float32")
+    tokens, history = buffers.make_buffers(batch_size, max_length, attention)
+    carry = (
+        start_ids,
+        state,
+        ops.zeros((batch_size,), "bool"),  # finished
+        ops.zeros((batch_size,), "float32"),  # scores
+        ops.zeros((batch_size,), "int32"),  # lengths
+        tokens,
+        history,
+    )
+    carry = advance(first, logits, attention, carry)
+
+    def cond(index, *carry):
+        return buffers.keep_going(index, max_length, carry[2])
+
+    def body(index, *carry):
+        return (index + 1,) + step(index, carry)
+
+    _, _, _, _, scores, lengths, tokens, history = ops.while_loop(
+        cond, body, (first + 1,) + carry
+    )
+    return {
+        "tokens": tokens,
+        "lengths": lengths,
+        "scores": scores,
+        "attention": history,
+    }

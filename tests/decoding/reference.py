@@ -1,0 +1,159 @@
+"""A fake decoder with a known answer, and NumPy references for decoding.
+
+The fake model's next-token logits are a fixed table indexed by example,
+step and previous token: `tables[b, t, prev]` `(V,)`. Its state holds a
+step counter (the table's `t`) and a code of the path so far; its
+attention `(N, V + 2)` is the one-hot of the previous token, then the path
+code, then `count - index` (0 when the counter is carried correctly). So
+the attention history shows whether state and histories followed the
+chosen beams.
+"""
+
+import itertools
+
+import numpy as np
+from keras import ops
+
+from attention_zoo.decoding import tile_beams
+
+PAD, START, END = 0, 2, 3
+
+
+class FakeModel:
+    def __init__(self, tables):
+        self.tables = np.asarray(tables, "float32")  # (B, L, V, V)
+        self.batch_size, self.max_length, self.vocab_size = self.tables.shape[
+            :3
+        ]
+
+    def initial_state(self):
+        return {
+            "count": np.zeros((self.batch_size,), "int32"),
+            "code": np.zeros((self.batch_size,), "float32"),
+        }
+
+    def step_fn(self, beam_size=None):
+        length, vocab = self.max_length, self.vocab_size
+        tables = np.reshape(self.tables, (self.batch_size, length * vocab, -1))
+        tables = ops.convert_to_tensor(tables)
+        if beam_size is not None:
+            tables = tile_beams(tables, beam_size)  # (N, L * V, V)
+
+        def step_fn(token_ids, state, index):
+            count = state["count"]
+            row = ops.minimum(count, length - 1) * vocab + token_ids  # (N,)
+            logits = ops.take_along_axis(tables, row[:, None, None], axis=1)
+            code = state["code"] * vocab + ops.cast(token_ids, "float32")
+            attention = ops.concatenate(
+                [
+                    ops.one_hot(token_ids, vocab),
+                    code[:, None],
+                    ops.cast(count - index, "float32")[:, None],
+                ],
+                axis=1,
+            )  # (N, V + 2)
+            state = {"count": count + 1, "code": code}
+            return logits[:, 0], state, attention
+
+        return step_fn
+
+
+def random_tables(batch_size, max_length, vocab_size, seed=0, scale=2.0):
+    rng = np.random.default_rng(seed)
+    shape = (batch_size, max_length, vocab_size, vocab_size)
+    return (rng.normal(size=shape) * scale).astype("float32")
+
+
+def log_softmax(x):
+    x = np.asarray(x, "float64")
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+def normalize(score, length, alpha):
+    return score / ((5.0 + length) / 6.0) ** alpha
+
+
+def sequence_info(logp, sequence, max_length):
+    """`logp` `(L, V, V)`; `sequence` ends at END or has `max_length` ids.
+
+    Returns padded tokens, score, length and expected attention.
+    """
+    vocab = logp.shape[-1]
+    tokens = np.zeros((max_length,), "int32")
+    attention = np.zeros((max_length, vocab + 2), "float32")
+    prev, code, score = START, 0.0, 0.0
+    for t, token in enumerate(sequence):
+        code = code * vocab + prev
+        attention[t, prev] = 1.0
+        attention[t, vocab] = code
+        score += logp[t, prev, token]
+        tokens[t] = token
+        prev = token
+    return tokens, score, len(sequence), attention
+
+
+def truncate(sequence):
+    sequence = list(sequence)
+    if END in sequence:
+        sequence = sequence[: sequence.index(END) + 1]
+    return tuple(sequence)
+
+
+def greedy(tables):
+    """Per example: (tokens, score, length, attention)."""
+    results = []
+    for logp in log_softmax(tables):
+        max_length = logp.shape[0]
+        sequence, prev = [], START
+        for t in range(max_length):
+            prev = int(np.argmax(logp[t, prev]))
+            sequence.append(prev)
+            if prev == END:
+                break
+        results.append(sequence_info(logp, sequence, max_length))
+    return results
+
+
+def brute_force_best(tables, alpha):
+    """Per example: the sequence with the best normalized score."""
+    results = []
+    for logp in log_softmax(tables):
+        max_length, vocab = logp.shape[0], logp.shape[-1]
+        sequences = {
+            truncate(s)
+            for s in itertools.product(range(vocab), repeat=max_length)
+        }
+        infos = [sequence_info(logp, s, max_length) for s in sequences]
+        results.append(max(infos, key=lambda i: normalize(i[1], i[2], alpha)))
+    return results
+
+
+def beam_search(tables, beam_size, alpha):
+    """Per example: all beams, best first, as (tokens, score, length, att)."""
+    results = []
+    for logp in log_softmax(tables):
+        max_length, vocab = logp.shape[0], logp.shape[-1]
+        beams = [((), 0.0, False)]  # (sequence, score, finished)
+        for t in range(max_length):
+            candidates = []
+            for sequence, score, finished in beams:
+                if finished:
+                    candidates.append((sequence, score, True))
+                    continue
+                prev = sequence[-1] if sequence else START
+                for token in range(vocab):
+                    candidates.append(
+                        (
+                            sequence + (token,),
+                            score + logp[t, prev, token],
+                            token == END,
+                        )
+                    )
+            candidates.sort(
+                key=lambda c: -normalize(c[1], len(c[0]), alpha)
+            )  # stable
+            beams = candidates[:beam_size]
+        beams.sort(key=lambda c: -normalize(c[1], len(c[0]), alpha))
+        results.append([sequence_info(logp, b[0], max_length) for b in beams])
+    return results
