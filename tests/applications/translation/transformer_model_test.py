@@ -1,0 +1,202 @@
+"""The Transformer translator: shapes, masks, training, decoding, saving."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from applications.translation.transformer_model import (
+    build_transformer_translator,
+)
+from applications.translation.transformer_model import make_transformer_decoder
+from tests.test_case import assert_model_round_trip
+from tests.test_case import jit
+from tests.test_case import to_numpy
+
+VOCAB = 20
+START, END = 2, 3
+TINY = dict(model_dim=16, num_heads=2, feed_forward_dim=32, dropout=0.0)
+SMALL = dict(TINY, num_layers=1)
+
+# Two rows of different lengths, padded with 0.
+SOURCE = np.array([[5, 6, 7, 8, 3, 0], [4, 9, 3, 0, 0, 0]], "int32")
+TARGET_IN = np.array([[2, 5, 6, 7, 8], [2, 4, 9, 0, 0]], "int32")
+TARGET_MASK = TARGET_IN != 0
+
+
+def _tiny(**kwargs):
+    return build_transformer_translator(VOCAB, VOCAB, **{**SMALL, **kwargs})
+
+
+def _inputs(source=SOURCE, target_in=TARGET_IN):
+    return {"source": source, "target_in": target_in}
+
+
+def _copy_task(n=64, length=5):
+    """Source: random subwords + END; target: the same after START."""
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(4, VOCAB, size=(n, length)).astype("int32")
+    end = np.full((n, 1), END, "int32")
+    start = np.full((n, 1), START, "int32")
+    source = np.concatenate([tokens, end], 1)
+    target_in = np.concatenate([start, tokens], 1)
+    target_out = np.concatenate([tokens, end], 1)
+    return _inputs(source, target_in), target_out
+
+
+def _decode(model, source, target_in, compiled=False, tied_length=8):
+    """Teacher-forced logits through the adapter, one step at a time."""
+    decoder = make_transformer_decoder(model, max_decode_length=tied_length)
+
+    def run(source, target_in):
+        memory = decoder.encode(source)
+        state = decoder.initial_state(memory)
+        step_fn = decoder.step_fn(memory)
+        logits, attention = [], []
+        for t in range(target_in.shape[1]):
+            step_logits, state, weights = step_fn(
+                target_in[:, t], state, ops.convert_to_tensor(t, "int32")
+            )
+            logits.append(step_logits)
+            attention.append(weights)
+        return ops.stack(logits, 1), ops.stack(attention, 1)
+
+    run = jit(run) if compiled else run
+    return to_numpy(run(source, target_in))
+
+
+@pytest.mark.parametrize("tie_embeddings", [False, True])
+def test_output_shape_and_dtype(tie_embeddings):
+    model = _tiny(tie_embeddings=tie_embeddings)
+    logits = model(_inputs())
+    assert tuple(logits.shape) == (2, 5, VOCAB)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert model.input["source"].name == "source"
+    for name in ("source_embedding", "encoder_0", "decoder_0", "logits"):
+        assert model.get_layer(name) is not None
+    assert model.get_layer("encoder_norm") is not None
+    assert model.get_layer("decoder_norm") is not None
+
+
+def test_trains_and_loss_falls():
+    model = _tiny(num_layers=2)
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=True,
+    )
+    inputs, target_out = _copy_task()
+    history = model.fit(
+        inputs, target_out, batch_size=16, epochs=6, verbose=0
+    ).history["loss"]
+    assert np.all(np.isfinite(history))
+    assert history[-1] < 0.8 * history[0]
+
+
+def test_padding_does_not_change_real_positions():
+    model = _tiny()
+    expected = to_numpy(model(_inputs()))
+    # More padding on both inputs, and garbage-free padding stays 0.
+    source = np.pad(SOURCE, ((0, 0), (0, 3)))
+    target_in = np.pad(TARGET_IN, ((0, 0), (0, 2)))
+    padded = to_numpy(model(_inputs(source, target_in)))
+    np.testing.assert_allclose(
+        padded[:, :5][TARGET_MASK], expected[TARGET_MASK], atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(), dict(tie_embeddings=True, positions="learned", num_layers=2)],
+)
+def test_adapter_matches_teacher_forcing(kwargs, compiled):
+    model = _tiny(**kwargs)
+    expected = to_numpy(model(_inputs()))
+    logits, attention = _decode(model, SOURCE, TARGET_IN, compiled)
+    np.testing.assert_allclose(
+        logits[TARGET_MASK], expected[TARGET_MASK], atol=1e-4
+    )
+    assert attention.shape == (2, 5, SOURCE.shape[1])
+    np.testing.assert_allclose(attention.sum(-1), 1.0, atol=1e-5)
+    assert np.all(attention[SOURCE[:, None, :].repeat(5, 1) == 0] == 0)
+
+
+def test_adapter_memory_and_state_are_batch_leading():
+    model = _tiny(num_layers=2)
+    decoder = make_transformer_decoder(model, max_decode_length=7)
+    memory = decoder.encode(SOURCE)
+    state = decoder.initial_state(memory)
+    for tensor in memory["cross_attention_caches"]:
+        assert tuple(tensor.shape) == (2, 2, 6, 2, 8)
+    for tensor in state["self_attention_caches"]:
+        assert tuple(tensor.shape) == (2, 2, 7, 2, 8)
+
+
+def test_tied_embeddings_have_fewer_weights():
+    untied, tied = _tiny(), _tiny(tie_embeddings=True)
+    assert tied.count_params() == untied.count_params() - 16 * VOCAB
+    assert type(tied.get_layer("logits")).__name__ == "LogitsBias"
+
+
+def test_learned_positions_add_position_tables():
+    sinusoidal = _tiny(max_length=12)
+    learned = _tiny(max_length=12, positions="learned")
+    assert learned.count_params() == sinusoidal.count_params() + 2 * 12 * 16
+    assert np.all(np.isfinite(to_numpy(learned(_inputs()))))
+
+
+@pytest.mark.parametrize("tie_embeddings", [False, True])
+def test_keras_round_trip(tmp_path, tie_embeddings):
+    model = _tiny(tie_embeddings=tie_embeddings, dropout=0.1)
+    loaded = assert_model_round_trip(model, _inputs(), tmp_path)
+    logits, _ = _decode(loaded, SOURCE, TARGET_IN)
+    expected = to_numpy(model(_inputs()))
+    np.testing.assert_allclose(
+        logits[TARGET_MASK], expected[TARGET_MASK], atol=1e-4
+    )
+
+
+def test_mixed_bfloat16_gives_float32_logits():
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    model = _tiny(tie_embeddings=True)
+    logits = model(_inputs())
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert np.all(np.isfinite(to_numpy(logits)))
+    step_logits, attention = _decode(model, SOURCE, TARGET_IN[:, :2])
+    assert step_logits.dtype == np.float32 and attention.dtype == np.float32
+    assert np.all(np.isfinite(step_logits))
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(source_vocab_size=0), "source_vocab_size"),
+        (dict(target_vocab_size=2.0), "target_vocab_size"),
+        (dict(num_layers=0), "num_layers"),
+        (dict(model_dim=15), "model_dim"),
+        (dict(num_heads=-2), "num_heads"),
+        (dict(feed_forward_dim=0), "feed_forward_dim"),
+        (dict(dropout=1.5), "dropout"),
+        (dict(positions="rotary"), "positions"),
+        (dict(max_length=0), "max_length"),
+        (dict(tie_embeddings="yes"), "tie_embeddings"),
+    ],
+)
+def test_invalid_arguments_raise(kwargs, argument):
+    arguments = dict(source_vocab_size=VOCAB, target_vocab_size=VOCAB, **TINY)
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=argument):
+        build_transformer_translator(**arguments)
+
+
+def test_adapter_rejects_bad_arguments():
+    model = _tiny(positions="learned", max_length=8)
+    with pytest.raises(ValueError, match="max_decode_length"):
+        make_transformer_decoder(model, max_decode_length=0)
+    with pytest.raises(ValueError, match="max_decode_length"):
+        make_transformer_decoder(model, max_decode_length=9)
+    inputs = keras.Input((None,), dtype="int32")
+    other = keras.Model(inputs, keras.layers.Embedding(4, 2)(inputs))
+    with pytest.raises(ValueError, match="model"):
+        make_transformer_decoder(other)
