@@ -1,0 +1,147 @@
+"""Line-oriented file loading with errors that name the file and line.
+
+Every error raised while reading is a `ValueError` whose message starts with
+`path:line:` (1-based), the form editors and terminals turn into links.
+Files whose name ends in `.gz` are decompressed on the fly. Lines are decoded
+one by one, so the encoding must keep `\\n` a single byte (UTF-8, Latin-1,
+ASCII); a UTF-8 byte-order mark on the first line is dropped.
+"""
+
+import gzip
+import json
+import os
+
+
+def line_error(path, line_number, message):
+    """A `ValueError` reading `path:line_number: message`."""
+    return ValueError(f"{os.fspath(path)}:{line_number}: {message}")
+
+
+def iter_lines(path, encoding="utf-8", skip_blank=True):
+    """Yields `(line_number, text)` for each line, without its newline.
+
+    Args:
+        path: str or path-like; `.gz` files are decompressed.
+        encoding: str, the text encoding. Defaults to `"utf-8"`.
+        skip_blank: bool, skip lines that are empty or only whitespace.
+            Defaults to `True`.
+    """
+    path = os.fspath(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        for line_number, raw in enumerate(f, 1):
+            try:
+                text = raw.decode(encoding)
+            except UnicodeDecodeError as error:
+                raise line_error(
+                    path, line_number, f"cannot decode as {encoding}: {error}"
+                ) from None
+            text = text.rstrip("\r\n")
+            if line_number == 1:
+                text = text.lstrip("\ufeff")
+            if skip_blank and not text.strip():
+                continue
+            yield line_number, text
+
+
+def read_tsv(
+    path,
+    columns,
+    encoding="utf-8",
+    max_rows=None,
+    allow_empty=False,
+    delimiter="\t",
+):
+    """Reads chosen columns of a delimited file as tuples of str.
+
+    Args:
+        path: str or path-like (`.gz` allowed).
+        columns: sequence of int, the 0-based columns to return, in order.
+            Extra columns of the file are ignored.
+        encoding: str. Defaults to `"utf-8"`.
+        max_rows: int or None, stop after this many rows. Defaults to
+            `None`.
+        allow_empty: bool, accept fields that are empty after stripping
+            whitespace. Defaults to `False`.
+        delimiter: str. Defaults to a tab.
+
+    Returns:
+        A list of tuples, one per non-blank line, fields stripped.
+
+    Raises:
+        ValueError: `path:line: ...` for a line with too few columns or an
+            empty field.
+    """
+    columns = list(columns)
+    needed = max(columns) + 1
+    rows = []
+    for line_number, text in iter_lines(path, encoding):
+        if max_rows is not None and len(rows) >= max_rows:
+            break
+        fields = text.split(delimiter)
+        if len(fields) < needed:
+            raise line_error(
+                path,
+                line_number,
+                f"expected at least {needed} {delimiter!r}-separated "
+                f"columns, found {len(fields)}: {text[:80]!r}",
+            )
+        row = tuple(fields[c].strip() for c in columns)
+        if not allow_empty:
+            for column, value in zip(columns, row):
+                if not value:
+                    raise line_error(
+                        path, line_number, f"column {column} is empty"
+                    )
+        rows.append(row)
+    return rows
+
+
+def read_jsonl(path, keys, encoding="utf-8", max_rows=None):
+    """Reads chosen string fields of a JSON-lines file as tuples of str.
+
+    Args:
+        path: str or path-like (`.gz` allowed); one JSON object a line.
+        keys: sequence of str, the fields to return, in order.
+        encoding: str. Defaults to `"utf-8"`.
+        max_rows: int or None, stop after this many rows.
+
+    Returns:
+        A list of tuples, one per non-blank line, fields stripped.
+
+    Raises:
+        ValueError: `path:line: ...` for invalid JSON, a line that is not an
+            object, a missing key, or a value that is not a non-empty string.
+    """
+    rows = []
+    for line_number, text in iter_lines(path, encoding):
+        if max_rows is not None and len(rows) >= max_rows:
+            break
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise line_error(path, line_number, f"invalid JSON: {error}")
+        if not isinstance(record, dict):
+            raise line_error(
+                path,
+                line_number,
+                f"expected a JSON object, found {type(record).__name__}",
+            )
+        row = []
+        for key in keys:
+            if key not in record:
+                raise line_error(
+                    path,
+                    line_number,
+                    f"missing key {key!r} (keys: {sorted(record)})",
+                )
+            value = record[key]
+            if not isinstance(value, str) or not value.strip():
+                raise line_error(
+                    path,
+                    line_number,
+                    f"key {key!r} must be a non-empty string, found {value!r}",
+                )
+            row.append(value.strip())
+        rows.append(tuple(row))
+    return rows
