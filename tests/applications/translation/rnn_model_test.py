@@ -272,3 +272,47 @@ def test_bad_arguments_raise(kwargs, argument):
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=argument):
         build_rnn_translator(**arguments)
+
+
+def test_compiled_beam_search_scores_match_the_model():
+    decoding = pytest.importorskip("attention_zoo.decoding")
+    beam_search, tile_beams = decoding.beam_search, decoding.tile_beams
+    model = _tiny("general", "gru")
+    # Never pick PAD: the teacher-forced model would mask it as input.
+    logits_layer = model.get_layer("logits")
+    bias = to_numpy(logits_layer.bias)
+    bias[0] = -1e4
+    logits_layer.bias.assign(bias)
+    decoder = make_rnn_decoder(model)
+    beam_size, max_length = 3, 5
+
+    def decode(source):
+        memory = decoder.encode(source)
+        return beam_search(
+            decoder.step_fn(tile_beams(memory, beam_size)),
+            decoder.initial_state(memory),
+            START,
+            END,
+            max_length,
+            beam_size=beam_size,
+            length_penalty=0.0,
+        )
+
+    result = to_numpy(jit(decode)(SOURCE))
+    tokens, lengths = result["tokens"], result["lengths"]
+    assert tokens.shape == (2, max_length)
+    assert result["attention"].shape == (2, max_length, SOURCE.shape[1])
+    # Independent score: the teacher-forced model's log-probabilities.
+    target_in = np.concatenate(
+        [np.full((2, 1), START, "int32"), tokens[:, :-1]], axis=1
+    )
+    logits = to_numpy(model(_inputs(SOURCE, target_in))).astype("float64")
+    log_probs = logits - logits.max(-1, keepdims=True)
+    log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
+    for row in range(2):
+        steps = np.arange(lengths[row])
+        expected = log_probs[row, steps, tokens[row, steps]].sum()
+        np.testing.assert_allclose(result["scores"][row], expected, atol=1e-4)
+        sums = result["attention"][row].sum(-1)
+        np.testing.assert_allclose(sums[: lengths[row]], 1.0, atol=1e-5)
+        np.testing.assert_array_equal(sums[lengths[row] :], 0.0)
