@@ -34,14 +34,15 @@ class TransformerDecoderBlock(keras.layers.Layer):
 
     Cached decoding (the contract of keras-hub's `TransformerDecoder`, with
     our `MultiHead` caches): `get_initial_cache(B, Tmax)` gives an empty
-    self-attention cache `(B, 2, Tmax, H, Dk)`; `compute_cross_attention_
-    cache(encoder_outputs)` projects the encoder's keys and values once,
-    `(B, 2, Ts, H, Dk)`. Call with `self_attention_cache` and
-    `cache_update_index=i` to process steps `i, ..., i + Tq - 1`: they are
-    written into the cache and attend to all cached steps `<= i + t`; the
-    updated cache is returned. With `cross_attention_cache` the encoder
-    keys/values come from it and `encoder_outputs` is not projected.
-    Cached step-by-step decoding equals the full causal pass.
+    self-attention cache `(B, 2, Tmax, H, Dk)`;
+    `compute_cross_attention_cache(encoder_outputs)` projects the encoder's
+    keys and values once, `(B, 2, Ts, H, Dk)`. Call with
+    `self_attention_cache` and `cache_update_index=i` to process steps
+    `i, ..., i + Tq - 1`: they are written into the cache and attend to all
+    cached steps `<= i + t`; the updated cache is returned. With
+    `cross_attention_cache` the encoder keys/values come from it and
+    `encoder_outputs` is not projected. Cached step-by-step decoding equals
+    the full causal pass.
 
     Args:
         num_heads: int, `H`.
