@@ -220,13 +220,13 @@ class RNNDecoder:
         self._logits = model.get_layer("logits")
         self._attention = _maybe_layer(model, "attention")
         self._is_lstm = isinstance(self._cell, keras.layers.LSTMCell)
-        names = [layer.name for layer in model.layers]
-        last = max(
-            i
-            for i in range(len(names))
-            if re.fullmatch(r"encoder_\d+", names[i])
-        )
-        value = model.get_layer(names[last]).output[0]
+        encoders = [
+            layer
+            for layer in model.layers
+            if re.fullmatch(r"encoder_\d+", layer.name)
+        ]
+        # The last encoder RNN returns [sequences, *final_states].
+        value = encoders[-1].output[0]  # (B, Ts, E)
         memory_layer = _maybe_layer(model, "memory")
         if memory_layer is not None:
             value = memory_layer.output
