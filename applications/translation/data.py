@@ -240,10 +240,10 @@ def make_synthetic_pairs(num_pairs, seed=0, adjective_probability=0.5):
     Example:
 
     >>> data = make_synthetic_pairs(1000, seed=1)
-    >>> source, target = data.pairs[0]  # e.g. "old cat sees red fish"
-    >>> target  # e.g. "gato viejo pez rojo ve"
-    >>> [LEXICON[source.split()[i]] for i in data.alignments[0]]
-    ... # == target.split()
+    >>> data.pairs[0]
+    ('house holds good ball', 'casa pelota bueno sostiene')
+    >>> data.alignments[0]  # target word j translates source word [j]
+    [0, 3, 2, 1]
     """
     if not isinstance(num_pairs, int) or num_pairs < 0:
         raise ValueError(
