@@ -432,11 +432,12 @@ def _learn_vocabulary(word_counts, vocabulary_size, **overrides):
         return vocabulary, evaluations
     # Find an upper threshold that fits; subword counts can exceed the
     # largest word count, so grow it geometrically if needed.
+    size_lower = len(vocabulary)
     upper = max(upper, lower + 1)
     fitting = learn(upper)
     total = sum(count for _, count in words) + 1
     while len(fitting) > vocabulary_size and upper < total:
-        lower, upper = upper, upper * 4
+        lower, size_lower, upper = upper, len(fitting), upper * 4
         fitting = learn(upper)
     # Invariant: `lower` gives too many tokens, `upper` fits (or is the
     # largest threshold there is: the characters alone are too many).
@@ -444,7 +445,6 @@ def _learn_vocabulary(word_counts, vocabulary_size, **overrides):
     # power of the threshold (Zipf). Each step stays at least 10 % of the
     # interval away from either end, so the interval shrinks geometrically.
     goal = vocabulary_size * (1.0 - params.slack_ratio / 2)
-    size_lower = len(vocabulary)
     while upper - lower > 1 and len(fitting) < smallest_fit:
         x_lower, x_upper = np.log(lower), np.log(upper)
         fraction = np.log(size_lower / goal) / max(
