@@ -116,3 +116,41 @@ def run_without_project(script, op_libraries=None, timeout=300, env=None):
         if line.startswith("RESULT "):
             result = json.loads(line[len("RESULT ") :])
     return result
+
+
+def saved_model_ops(path):
+    """The op types of every graph and function in a SavedModel.
+
+    Calls of the SavedModel's own functions (whose op type is a function
+    name) are left out: what remains must be registered by TensorFlow or an
+    op library for the model to load.
+    """
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    ops = set()
+    for meta_graph in proto.meta_graphs:
+        library = meta_graph.graph_def.library
+        functions = {f.signature.name for f in library.function}
+        ops.update(node.op for node in meta_graph.graph_def.node)
+        for function in library.function:
+            ops.update(node.op for node in function.node_def)
+        ops -= functions
+    return ops
+
+
+def ops_unknown_to_tensorflow_and_text(ops):
+    """The ops registered neither by TensorFlow nor by tensorflow-text.
+
+    Checked in a fresh process without Keras or the project, where only
+    TensorFlow and tensorflow-text's op libraries are loaded, as in TF
+    Serving.
+    """
+    return run_without_project(
+        f"""
+from tensorflow.python.framework import op_def_registry
+emit(sorted(op for op in {sorted(ops)!r} if op_def_registry.get(op) is None))
+"""
+    )

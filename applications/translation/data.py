@@ -470,6 +470,17 @@ def make_translation_dataset(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
+def encode_sources(source_tokenizer, texts, max_length):
+    """Source strings -> padded int32 ids `(B, Ts)`, as in training.
+
+    The same convention as `make_translation_dataset` with its defaults (no
+    START or END, cut to `max_length` tokens, PAD-filled to the longest):
+    used by `Translator.translate` and inside exported SavedModels.
+    """
+    source = source_tokenizer.tokenize(texts)[:, :max_length]
+    return _pad(source, None)
+
+
 def _column(token_id, ragged):
     """A ragged int32 `(B, 1)` column of `token_id`, B = `ragged.nrows()`."""
     batch = tf.cast(ragged.nrows(), tf.int32)

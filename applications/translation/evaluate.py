@@ -12,8 +12,9 @@ def alignment_accuracy(attention_maps, alignments):
         attention_maps: list of arrays `(target_tokens, source_tokens)` as
             returned by `Translator.translate(..., return_attention=True)`.
         alignments: list of lists: for target position `j`, the source
-            token position it translates (token positions, see
-            `data.alignment_to_token_positions`).
+            token position it translates (for the synthetic pair, whose
+            words are single tokens and whose sources have no START, the
+            word positions of `SyntheticPairs.alignments`).
 
     Returns:
         A float in `[0, 1]`; target positions beyond what was generated

@@ -20,16 +20,6 @@ START_ID = 2
 END_ID = 3
 
 
-def masked_accuracy(y_true, y_pred):
-    """Token accuracy over non-padding targets (id 0 is padding)."""
-    y_true = tf.cast(y_true, "int32")
-    mask = tf.cast(y_true != 0, "float32")
-    hits = tf.cast(
-        tf.argmax(y_pred, -1, output_type="int32") == y_true, "float32"
-    )
-    return tf.reduce_sum(hits * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
-
-
 class Translator:
     """A trainable, exportable translator for plain strings.
 
@@ -103,7 +93,9 @@ class Translator:
             loss=keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=0
             ),
-            metrics=[masked_accuracy],
+            # The logits carry the target's padding mask, so Keras leaves
+            # padded positions out of the loss and the accuracy.
+            metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
         self._decoders = {}
         return self.model
@@ -161,6 +153,7 @@ class Translator:
             self.dataset(train_pairs, shuffle=True),
             validation_data=validation,
             epochs=epochs or self.config.epochs,
+            shuffle=False,  # the dataset shuffles itself
             callbacks=callbacks,
             verbose=verbose,
         )
@@ -329,6 +322,10 @@ class Translator:
     def load(cls, directory):
         """The translator written by `save`."""
         translator = cls.load_assets(directory)
+        # The weights file also holds the optimizer's state: build its
+        # slots first so that they load (and training can go on).
+        model = translator.model
+        model.optimizer.build(model.trainable_variables)
         translator.model.load_weights(
             os.path.join(directory, "model.weights.h5")
         )

@@ -1,0 +1,150 @@
+"""Translator end to end on the synthetic pair: fit, translate, export."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.translation import data
+from applications.translation.config import TranslationConfig
+from applications.translation.translator import Translator
+from tests import export_testing
+
+TINY = TranslationConfig(
+    embedding_dim=16,
+    units=24,
+    source_vocabulary_size=200,
+    target_vocabulary_size=200,
+    max_length=12,
+    batch_size=32,
+    epochs=1,
+)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return data.make_synthetic_pairs(300, seed=0)
+
+
+@pytest.fixture(scope="module", params=["rnn", "transformer"])
+def translator(request, synthetic):
+    config = TINY.replace(
+        model=request.param,
+        model_dim=16,
+        num_heads=2,
+        feed_forward_dim=32,
+        num_layers=1,
+    )
+    translator = Translator(config)
+    translator.fit(synthetic.pairs[:256], synthetic.pairs[256:], verbose=0)
+    return translator
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="model"):
+        TranslationConfig(model="lstm")
+    with pytest.raises(ValueError, match="units"):
+        TranslationConfig(units=0)
+    with pytest.raises(ValueError, match="attention"):
+        TranslationConfig(attention="cosine")
+
+
+def test_config_json_round_trip():
+    config = TINY.replace(attention=None)
+    assert TranslationConfig.from_json(config.to_json()) == config
+
+
+def test_translate_returns_strings_and_attention(translator, synthetic):
+    texts = [source for source, _ in synthetic.pairs[:3]]
+    translations, maps = translator.translate(texts, return_attention=True)
+    assert len(translations) == 3
+    assert all(isinstance(t, str) for t in translations)
+    for weights in maps:
+        assert weights.ndim == 2 and np.all(np.isfinite(weights))
+        # Each generated step's weights sum to one over the source.
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-4)
+    assert translator.translate([]) == []
+    with pytest.raises(TypeError):
+        translator.translate("a single string")
+
+
+def test_beam_one_equals_greedy(translator, synthetic):
+    texts = [source for source, _ in synthetic.pairs[:4]]
+    greedy = translator.translate(texts, beam_size=1)
+    source_ids = translator.source_ids(texts)
+    beam = translator.decode_function(beam_size=1)(source_ids)
+    wide = translator.translate(texts, beam_size=3)
+    assert len(wide) == 4
+    assert translator.target_tokenizer.detokenize(
+        beam["tokens"]
+    ).numpy().tolist() == [g.encode() for g in greedy]
+
+
+def test_evaluate_reports_bleu_and_chrf(translator, synthetic):
+    scores = translator.evaluate(synthetic.pairs[256:266])
+    assert 0.0 <= scores["bleu"] <= 100.0 and 0.0 <= scores["chrf"] <= 100.0
+    assert scores["examples"] == 10
+
+
+def test_save_and_load_translate_alike(translator, synthetic, tmp_path):
+    texts = [source for source, _ in synthetic.pairs[:4]]
+    translator.save(tmp_path)
+    loaded = Translator.load(tmp_path)
+    assert loaded.translate(texts) == translator.translate(texts)
+
+
+def test_export_serves_the_same_translations_without_the_project(
+    translator, synthetic, tmp_path
+):
+    texts = [source for source, _ in synthetic.pairs[:5]] + [""]
+    expected, maps = translator.translate(texts, return_attention=True)
+    path = str(tmp_path / "translation" / "1")
+    translator.export(path)
+    result = export_testing.run_without_project(
+        f"""
+model = tf.saved_model.load({path!r})
+serve = model.signatures["serving_default"]
+out = serve(text=tf.constant({texts!r}))
+emit({{
+    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
+    "attention_shape": list(out["attention"].shape),
+    "attention_dtype": out["attention"].dtype.name,
+    "inputs": sorted(serve.structured_input_signature[1]),
+}})
+"""
+    )
+    served = result
+    assert served["translation"] == expected
+    assert served["inputs"] == ["text"]
+    assert served["attention_dtype"] == "float32"
+    assert served["attention_shape"][0] == len(texts)
+    assert served["attention_shape"][1] == max(len(m) for m in maps)
+
+
+def test_exported_graph_uses_only_tensorflow_and_text_ops(translator, tmp_path):
+    path = str(tmp_path / "export")
+    translator.export(path)
+    ops = export_testing.saved_model_ops(path)
+    assert "GatherTree" not in ops
+    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
+
+
+def test_reexport_replaces_atomically_and_failure_leaves_old(
+    translator, tmp_path, monkeypatch
+):
+    path = str(tmp_path / "2")
+    translator.export(path)
+    first = sorted(os.listdir(path))
+    translator.export(path)  # replacing a version works
+    assert sorted(os.listdir(path)) == first
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(tf.saved_model, "save", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        translator.export(path)
+    assert sorted(os.listdir(path)) == first
+    assert sorted(os.listdir(tmp_path)) == ["2"]  # no temporary left
