@@ -1,0 +1,64 @@
+"""`attention-zoo train translation` and `attention-zoo translate`."""
+
+import pytest
+
+from applications import cli
+from applications.translation import data
+
+
+@pytest.mark.slow
+def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    export_dir = tmp_path / "saved_models" / "translation"
+    code = cli.main(
+        [
+            "train",
+            "translation",
+            "--synthetic-pairs",
+            "600",
+            "--epochs",
+            "2",
+            "--units",
+            "32",
+            "--embedding-dim",
+            "16",
+            "--run-dir",
+            str(run_dir),
+            "--export",
+            str(export_dir),
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "test BLEU" in out and "chrF" in out
+    assert "attention argmax on the true source word" in out
+    assert (run_dir / "attention.png").read_bytes().startswith(b"\x89PNG")
+    assert (run_dir / "model.weights.h5").exists()
+    assert (export_dir / "1" / "saved_model.pb").exists()
+
+    source = data.make_synthetic_pairs(1, seed=5).pairs[0][0]
+    assert cli.main(["translate", str(export_dir), source]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith(source + "\t")
+
+
+def test_translate_names_a_folder_without_a_model(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["translate", str(tmp_path), "hello"])
+    assert "No SavedModel" in capsys.readouterr().err
+
+
+def test_train_reports_a_bad_data_line(tmp_path):
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text("hello\thola\nno tab here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pairs.tsv:2"):
+        cli.main(
+            [
+                "train",
+                "translation",
+                "--data",
+                str(bad),
+                "--run-dir",
+                str(tmp_path / "run"),
+            ]
+        )
