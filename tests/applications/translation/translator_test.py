@@ -148,3 +148,32 @@ def test_reexport_replaces_atomically_and_failure_leaves_old(
         translator.export(path)
     assert sorted(os.listdir(path)) == first
     assert sorted(os.listdir(tmp_path)) == ["2"]  # no temporary left
+
+
+@pytest.mark.slow
+def test_short_training_learns_the_synthetic_pair_and_its_alignment():
+    from applications.translation.evaluate import alignment_accuracy
+
+    synthetic = data.make_synthetic_pairs(3000, seed=1)
+    train, validation, test = data.split_pairs(
+        synthetic.pairs, 0.05, 0.05, seed=1
+    )
+    config = TranslationConfig(
+        embedding_dim=32,
+        units=64,
+        source_vocabulary_size=400,
+        target_vocabulary_size=400,
+        max_length=16,
+        batch_size=64,
+        epochs=6,
+    )
+    translator = Translator(config)
+    translator.fit(train, validation, verbose=0)
+    scores = translator.evaluate(test)
+    assert scores["bleu"] > 80.0, scores["bleu"]
+    index = {pair: i for i, pair in enumerate(synthetic.pairs)}
+    alignments = [synthetic.alignments[index[pair]] for pair in test]
+    _, maps = translator.translate(
+        [source for source, _ in test], return_attention=True
+    )
+    assert alignment_accuracy(maps, alignments) > 0.8
