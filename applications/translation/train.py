@@ -132,7 +132,11 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     pairs, synthetic = _load_pairs(args)
     train, validation, test = data.split_pairs(
-        pairs, args.validation_fraction, args.test_fraction, seed=args.seed
+        pairs,
+        args.validation_fraction,
+        args.test_fraction,
+        seed=args.seed,
+        group_by="source",
     )
     print(
         f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
