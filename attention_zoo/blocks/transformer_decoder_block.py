@@ -3,8 +3,8 @@
 import keras
 
 from attention_zoo.api_export import attention_zoo_export
-from attention_zoo.blocks.transformer_encoder_block import check_block_args
-from attention_zoo.blocks.transformer_encoder_block import make_feed_forward
+from attention_zoo.blocks.transformer_block import TransformerBlock
+from attention_zoo.blocks.transformer_block import make_feed_forward
 from attention_zoo.layers.multi_head import MultiHead
 
 
@@ -14,7 +14,7 @@ from attention_zoo.layers.multi_head import MultiHead
         "attention_zoo.blocks.TransformerDecoderBlock",
     )
 )
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(TransformerBlock):
     """Pre-norm Transformer decoder block (Vaswani et al., 2017).
 
     Letters: `B` batch, `Tq` decoder steps, `Ts` encoder (source) steps,
@@ -90,28 +90,6 @@ class TransformerDecoderBlock(keras.layers.Layer):
         Vaswani et al., "Attention Is All You Need", NeurIPS 2017,
         https://arxiv.org/abs/1706.03762
     """
-
-    def __init__(
-        self,
-        num_heads,
-        key_dim,
-        feed_forward_dim,
-        dropout=0.0,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        seed=None,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        check_block_args(num_heads, key_dim, feed_forward_dim, dropout)
-        self.num_heads = num_heads
-        self.key_dim = key_dim
-        self.feed_forward_dim = feed_forward_dim
-        self.dropout = float(dropout)
-        self.activation = keras.activations.get(activation)
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.seed = seed
-        self.supports_masking = True
 
     def build(self, inputs_shape, encoder_outputs_shape):
         width = inputs_shape[-1]
@@ -260,18 +238,3 @@ class TransformerDecoderBlock(keras.layers.Layer):
                 ),
             )
         return outputs[0] if len(outputs) == 1 else outputs
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "feed_forward_dim": self.feed_forward_dim,
-                "dropout": self.dropout,
-                "activation": keras.activations.serialize(self.activation),
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "seed": self.seed,
-            }
-        )
-        return config

@@ -3,44 +3,9 @@
 import keras
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.blocks.transformer_block import TransformerBlock
+from attention_zoo.blocks.transformer_block import make_feed_forward
 from attention_zoo.layers.multi_head import MultiHead
-
-
-def check_block_args(num_heads, key_dim, feed_forward_dim, dropout):
-    """Validates the arguments shared by the Transformer blocks."""
-    for name, value in (
-        ("num_heads", num_heads),
-        ("key_dim", key_dim),
-        ("feed_forward_dim", feed_forward_dim),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(
-                f"`{name}` must be a positive integer. "
-                f"Received: {name}={value!r}"
-            )
-    if (
-        isinstance(dropout, bool)
-        or not isinstance(dropout, (int, float))
-        or not 0 <= dropout < 1
-    ):
-        raise ValueError(
-            "`dropout` must be a float in [0, 1). "
-            f"Received: dropout={dropout!r}"
-        )
-
-
-def make_feed_forward(block, width, name):
-    """Two dense layers `width -> feed_forward_dim -> width`, built."""
-    inner = keras.layers.Dense(
-        block.feed_forward_dim,
-        activation=block.activation,
-        dtype=block.dtype_policy,
-        name=f"{name}_inner",
-    )
-    outer = keras.layers.Dense(
-        width, dtype=block.dtype_policy, name=f"{name}_output"
-    )
-    return inner, outer
 
 
 @attention_zoo_export(
@@ -49,7 +14,7 @@ def make_feed_forward(block, width, name):
         "attention_zoo.blocks.TransformerEncoderBlock",
     )
 )
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(TransformerBlock):
     """Pre-norm Transformer encoder block (Vaswani et al.; Xiong et al.).
 
     Letters: `B` batch, `T` steps, `D` model width (the input width), `H`
@@ -105,28 +70,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
         https://arxiv.org/abs/2002.04745
     """
 
-    def __init__(
-        self,
-        num_heads,
-        key_dim,
-        feed_forward_dim,
-        dropout=0.0,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        seed=None,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        check_block_args(num_heads, key_dim, feed_forward_dim, dropout)
-        self.num_heads = num_heads
-        self.key_dim = key_dim
-        self.feed_forward_dim = feed_forward_dim
-        self.dropout = float(dropout)
-        self.activation = keras.activations.get(activation)
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.seed = seed
-        self.supports_masking = True
-
     def build(self, inputs_shape):
         width = inputs_shape[-1]
         policy = self.dtype_policy
@@ -171,18 +114,3 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "feed_forward_dim": self.feed_forward_dim,
-                "dropout": self.dropout,
-                "activation": keras.activations.serialize(self.activation),
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "seed": self.seed,
-            }
-        )
-        return config

@@ -57,3 +57,32 @@ def keep_going(index, max_length, finished):
         ops.less(index, max_length),
         ops.logical_not(ops.all(finished)),
     )
+
+
+def run_first_step(step_fn, state, start_id, num_rows, max_length):
+    """The first decoding step, before the loop, and the empty buffers.
+
+    Running it outside the loop gives the width `Ts` of the attention
+    weights, which sizes the attention buffer.
+
+    Returns:
+        `(start_ids, logits, state, attention, tokens, history)`.
+    """
+    start_ids = ops.full((num_rows,), start_id, "int32")
+    first = ops.convert_to_tensor(0, "int32")  # the step index
+    logits, state, attention = step_fn(start_ids, state, first)
+    attention = ops.cast(attention, "float32")
+    tokens, history = make_buffers(num_rows, max_length, attention)
+    return start_ids, logits, state, attention, tokens, history
+
+
+def loop_step(step_fn, advance):
+    """The loop body: one `step_fn` call, then `advance` on its results."""
+
+    def step(index, carry):
+        prev_ids, state = carry[0], carry[1]
+        logits, state, attention = step_fn(prev_ids, state, index)
+        attention = ops.cast(attention, "float32")
+        return advance(index, logits, attention, (prev_ids, state) + carry[2:])
+
+    return step

@@ -79,17 +79,12 @@ def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
         finished = ops.logical_or(finished, ops.equal(next_ids, end_id))
         return next_ids, state, finished, scores, lengths, tokens, history
 
-    def step(index, carry):
-        prev_ids, state = carry[0], carry[1]
-        logits, state, attention = step_fn(prev_ids, state, index)
-        attention = ops.cast(attention, "float32")
-        return advance(index, logits, attention, (prev_ids, state) + carry[2:])
+    step = buffers.loop_step(step_fn, advance)
 
-    start_ids = ops.full((batch_size,), start_id, "int32")
-    first = ops.convert_to_tensor(0, "int32")
-    logits, state, attention = step_fn(start_ids, state, first)
-    attention = ops.cast(attention, "float32")
-    tokens, history = buffers.make_buffers(batch_size, max_length, attention)
+    first = ops.convert_to_tensor(0, "int32")  # the first step's index
+    start_ids, logits, state, attention, tokens, history = (
+        buffers.run_first_step(step_fn, state, start_id, batch_size, max_length)
+    )
     carry = (
         start_ids,
         state,
