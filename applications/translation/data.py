@@ -33,6 +33,7 @@ from applications.common.loaders import read_tsv
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import START_ID
+from attention_zoo.checks import check_positive_int
 
 # Column layout of the ManyThings / Tatoeba files: English first.
 ENGLISH_COLUMN = 0
@@ -426,11 +427,7 @@ def make_translation_dataset(
     """
     if isinstance(pairs, SyntheticPairs):
         pairs = pairs.pairs
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(
-            "`batch_size` must be a positive integer. "
-            f"Received: batch_size={batch_size!r}"
-        )
+    check_positive_int("batch_size", batch_size)
     if not isinstance(max_length, int) or max_length < 2:
         raise ValueError(
             "`max_length` must be an integer >= 2. "

@@ -11,6 +11,8 @@ import re
 import keras
 from keras import ops
 
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 from attention_zoo.layers.additive_attention import AdditiveAttention
 from attention_zoo.layers.bilinear_attention import BilinearAttention
 
@@ -312,12 +314,7 @@ def _validate(**arguments):
         "units",
         "encoder_layers",
     ):
-        value = arguments[argument]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(
-                f"`{argument}` must be a positive integer. "
-                f"Received: {argument}={value!r}"
-            )
+        check_positive_int(argument, arguments[argument])
     if arguments["attention"] not in ATTENTION_TYPES:
         raise ValueError(
             f"`attention` must be one of {ATTENTION_TYPES}. "
@@ -328,12 +325,7 @@ def _validate(**arguments):
             f"`cell` must be one of {CELL_TYPES}. "
             f"Received: cell={arguments['cell']!r}"
         )
-    dropout = arguments["dropout"]
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(
-            "`dropout` must be a float in [0, 1). "
-            f"Received: dropout={dropout!r}"
-        )
+    check_rate("dropout", arguments["dropout"])
 
 
 def _rnn(cell, units, dtype, name, return_state=False):

@@ -10,6 +10,8 @@ from attention_zoo.blocks.transformer_decoder_block import (
 from attention_zoo.blocks.transformer_encoder_block import (
     TransformerEncoderBlock,
 )
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 
 _LAYER_NORM_EPSILON = 1e-5
 
@@ -118,25 +120,13 @@ def build_transformer_translator(
         ("feed_forward_dim", feed_forward_dim),
         ("max_length", max_length),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(
-                f"`{argument}` must be a positive integer. "
-                f"Received: {argument}={value!r}"
-            )
+        check_positive_int(argument, value)
     if model_dim % num_heads:
         raise ValueError(
             "`model_dim` must be a multiple of `num_heads`. Received: "
             f"model_dim={model_dim}, num_heads={num_heads}"
         )
-    if (
-        isinstance(dropout, bool)
-        or not isinstance(dropout, (int, float))
-        or not 0 <= dropout < 1
-    ):
-        raise ValueError(
-            "`dropout` must be a float in [0, 1). "
-            f"Received: dropout={dropout!r}"
-        )
+    check_rate("dropout", dropout)
     if positions not in ("sinusoidal", "learned"):
         raise ValueError(
             "`positions` must be 'sinusoidal' or 'learned'. "
@@ -227,15 +217,7 @@ class TransformerTranslatorDecoder:
     """
 
     def __init__(self, model, max_decode_length=64):
-        if (
-            isinstance(max_decode_length, bool)
-            or not isinstance(max_decode_length, int)
-            or max_decode_length < 1
-        ):
-            raise ValueError(
-                "`max_decode_length` must be a positive integer. "
-                f"Received: max_decode_length={max_decode_length!r}"
-            )
+        check_positive_int("max_decode_length", max_decode_length)
         self.model = model
         self.max_decode_length = max_decode_length
         layers = {layer.name: layer for layer in model.layers}

@@ -6,13 +6,7 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
+from attention_zoo.checks import check_positive_int
 
 
 @attention_zoo_export(
@@ -101,9 +95,9 @@ class PositionalEmbedding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        _check_positive_int("vocabulary_size", vocabulary_size)
-        _check_positive_int("output_dim", output_dim)
-        _check_positive_int("max_length", max_length)
+        check_positive_int("vocabulary_size", vocabulary_size)
+        check_positive_int("output_dim", output_dim)
+        check_positive_int("max_length", max_length)
         if positions not in ("sinusoidal", "learned"):
             raise ValueError(
                 "`positions` must be 'sinusoidal' or 'learned'. "

@@ -4,9 +4,10 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
 from attention_zoo.layers.causal_dilated_conv1d import check_dilations
-from attention_zoo.layers.causal_dilated_conv1d import check_positive_int
 
 _NORMALIZATIONS = (None, "layer", "weight", "batch")
 
@@ -120,10 +121,7 @@ class TCN(keras.layers.Layer):
         check_positive_int("filters", filters)
         check_positive_int("kernel_size", kernel_size)
         dilations = check_dilations(dilations)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout}"
-            )
+        check_rate("dropout", dropout)
         if normalization not in _NORMALIZATIONS:
             raise ValueError(
                 "`normalization` must be one of "

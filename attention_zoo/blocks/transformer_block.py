@@ -2,28 +2,16 @@
 
 import keras
 
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
+
 
 def check_block_args(num_heads, key_dim, feed_forward_dim, dropout):
     """Validates the arguments shared by the Transformer blocks."""
-    for name, value in (
-        ("num_heads", num_heads),
-        ("key_dim", key_dim),
-        ("feed_forward_dim", feed_forward_dim),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(
-                f"`{name}` must be a positive integer. "
-                f"Received: {name}={value!r}"
-            )
-    if (
-        isinstance(dropout, bool)
-        or not isinstance(dropout, (int, float))
-        or not 0 <= dropout < 1
-    ):
-        raise ValueError(
-            "`dropout` must be a float in [0, 1). "
-            f"Received: dropout={dropout!r}"
-        )
+    check_positive_int("num_heads", num_heads)
+    check_positive_int("key_dim", key_dim)
+    check_positive_int("feed_forward_dim", feed_forward_dim)
+    check_rate("dropout", dropout)
 
 
 def make_feed_forward(block, width, name):

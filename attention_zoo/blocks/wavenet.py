@@ -4,9 +4,9 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_positive_int
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
 from attention_zoo.layers.causal_dilated_conv1d import check_dilations
-from attention_zoo.layers.causal_dilated_conv1d import check_positive_int
 
 _DEFAULT_DILATIONS = tuple(2**i for i in range(10))  # 1, 2, ..., 512
 

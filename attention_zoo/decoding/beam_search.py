@@ -11,6 +11,7 @@ stock ops and compiles under XLA on both backends.
 import keras
 from keras import ops
 
+from attention_zoo.checks import check_positive_int
 from attention_zoo.decoding import buffers
 
 
@@ -28,7 +29,7 @@ def tile_beams(tensor_or_nest, beam_size):
     Returns:
         The same structure with tensors `(B * beam_size, ...)`.
     """
-    buffers.check_positive_int("beam_size", beam_size)
+    check_positive_int("beam_size", beam_size)
     return keras.tree.map_structure(
         lambda x: ops.repeat(ops.convert_to_tensor(x), beam_size, axis=0),
         tensor_or_nest,
@@ -121,8 +122,8 @@ def beam_search(
         Gap between Human and Machine Translation", 2016, section 7,
         https://arxiv.org/abs/1609.08144.
     """
-    buffers.check_positive_int("max_length", max_length)
-    buffers.check_positive_int("beam_size", beam_size)
+    check_positive_int("max_length", max_length)
+    check_positive_int("beam_size", beam_size)
     if length_penalty is None or length_penalty < 0:
         raise ValueError(
             "`length_penalty` must be a number >= 0. "

@@ -10,13 +10,6 @@ PAD_ID = 0
 NEG_INF = -1e9
 
 
-def check_positive_int(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
-
-
 def batch_size_of(state):
     """Leading dimension of the first tensor of the nest `state`."""
     leaves = keras.tree.flatten(state)

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from attention_zoo.checks import check_positive_int
 from attention_zoo.decoding import buffers
 
 
@@ -59,7 +60,7 @@ def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
     # out["tokens"]: [[4, 3, 0, 0], [4, 3, 0, 0]]; out["lengths"]: [2, 2]
     ```
     """
-    buffers.check_positive_int("max_length", max_length)
+    check_positive_int("max_length", max_length)
     state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
     batch_size = buffers.batch_size_of(state)
 

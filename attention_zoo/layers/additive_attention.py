@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_positive_int
 from attention_zoo.layers.base_attention import BaseAttention
 
 
@@ -99,10 +100,7 @@ class AdditiveAttention(BaseAttention):
         **kwargs,
     ):
         super().__init__(dropout=dropout, seed=seed, **kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
+        check_positive_int("units", units)
         self.units = units
         self.use_bias = use_bias
         self.normalize = normalize

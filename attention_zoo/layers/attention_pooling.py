@@ -4,6 +4,8 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 from attention_zoo.layers.masked_softmax import masked_softmax
 
 
@@ -62,15 +64,8 @@ class AttentionPooling(keras.layers.Layer):
 
     def __init__(self, units, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units}"
-            )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(
-                "`dropout` must be a float in [0, 1). "
-                f"Received: dropout={dropout}"
-            )
+        check_positive_int("units", units)
+        check_rate("dropout", dropout)
         self.units = units
         self.dropout = dropout
         self.seed = seed

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_rate
 from attention_zoo.layers.masked_softmax import masked_softmax
 from attention_zoo.layers.masked_softmax import merge_attention_masks
 from attention_zoo.layers.masked_softmax import zero_masked_queries
@@ -80,11 +81,7 @@ class BaseAttention(keras.layers.Layer):
 
     def __init__(self, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(
-                "`dropout` must be a float in [0, 1). "
-                f"Received: dropout={dropout}"
-            )
+        check_rate("dropout", dropout)
         self.dropout = dropout
         self.seed = seed
         self.supports_masking = True

@@ -4,13 +4,7 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
-
-
-def check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
+from attention_zoo.checks import check_positive_int
 
 
 def check_dilations(dilations):

@@ -6,6 +6,8 @@ import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 from attention_zoo.layers.masked_softmax import masked_softmax
 from attention_zoo.layers.masked_softmax import merge_attention_masks
 from attention_zoo.layers.masked_softmax import zero_masked_queries
@@ -137,21 +139,8 @@ class MultiHead(keras.layers.Layer):
         ):
             if name in ("value_dim", "output_dim") and value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(
-                    f"`{name}` must be a positive integer. "
-                    f"Received: {name}={value!r}"
-                )
-            if value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. "
-                    f"Received: {name}={value}"
-                )
-        if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-            raise ValueError(
-                f"`dropout` must be a float in [0, 1). Received: "
-                f"dropout={dropout!r}"
-            )
+            check_positive_int(name, value)
+        check_rate("dropout", dropout)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim

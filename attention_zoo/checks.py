@@ -1,0 +1,25 @@
+"""Argument checks shared by layers, blocks, decoding and model builders.
+
+Each raises a `ValueError` that names the argument and the value received,
+e.g. `num_heads must be a positive integer. Received: num_heads=0`.
+"""
+
+
+def check_positive_int(name, value):
+    """`value` is an `int` (not a `bool`) of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"`{name}` must be a positive integer. Received: {name}={value!r}"
+        )
+
+
+def check_rate(name, value):
+    """`value` is a number (not a `bool`) in `[0, 1)`, e.g. a dropout rate."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 <= value < 1
+    ):
+        raise ValueError(
+            f"`{name}` must be a float in [0, 1). Received: {name}={value!r}"
+        )
