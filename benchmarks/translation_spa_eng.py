@@ -1,12 +1,14 @@
 """Spanish -> English on Tatoeba (../shared/data/spa-eng): quality per model.
 
     python benchmarks/translation_spa_eng.py --configs rnn-additive --minutes 40
+    python benchmarks/translation_spa_eng.py --epochs 4 --save-dir /tmp/spa
 
 Fixed split: `data.split_pairs(pairs, 0.05, 0.05, seed=0, group_by="source")`
 of the 118,964 pairs (a Spanish sentence never appears in two splits):
 about 107k train, 5.9k validation, 5.9k test. Each configuration trains for
 at most `--minutes` of wall time (stopping mid-epoch when the budget runs
-out), then is evaluated once on the test split with greedy decoding
+out; `--epochs` caps the epochs too, so configurations can be compared
+at equal epochs), then is evaluated once on the test split with greedy decoding
 (sacrebleu corpus BLEU and chrF, lower-cased like the training text).
 Settings were chosen on the validation split; the test split is for
 reporting only.
@@ -78,7 +80,13 @@ def main(argv=None):
         "--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS)
     )
     parser.add_argument("--minutes", type=float, default=40.0)
+    parser.add_argument("--epochs", type=int, default=BASE["epochs"])
     parser.add_argument("--max-pairs", type=int, default=None)
+    parser.add_argument(
+        "--save-dir",
+        default=None,
+        help="save each trained translator in SAVE_DIR/CONFIG",
+    )
     args = parser.parse_args(argv)
 
     pairs = data.load_tsv_pairs(
@@ -93,7 +101,8 @@ def main(argv=None):
     )
     rows = []
     for name in args.configs:
-        config = TranslationConfig(**BASE, **CONFIGS[name])
+        settings = dict(BASE, epochs=args.epochs, **CONFIGS[name])
+        config = TranslationConfig(**settings)
         translator = Translator(config)
         start = time.perf_counter()
         history = translator.fit(
@@ -103,6 +112,8 @@ def main(argv=None):
             verbose=2,
         )
         minutes = (time.perf_counter() - start) / 60
+        if args.save_dir:
+            translator.save(os.path.join(args.save_dir, name))
         scores = translator.evaluate(test)
         rows.append(
             (

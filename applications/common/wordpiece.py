@@ -21,11 +21,15 @@ Pipeline of `tokenize`:
    vocabulary, continuation pieces spelled with the `##` prefix; a word that
    cannot be spelled becomes `[UNK]`.
 
-`detokenize` inverts the last step only: pieces are glued back into words and
-words joined by single spaces, so punctuation split off in step 3 comes back
-with a space before it (`"hello, world."` -> `"hello , world ."`) and the
-text is the normalized, lower-cased form. That is the usual WordPiece
-trade-off; BLEU should be computed on text tokenized the same way.
+`detokenize` inverts steps 4 and 3: pieces are glued back into words, words
+are joined by single spaces, and then (`join_punctuation=True`, the default)
+the spaces that step 3 put around punctuation are taken out again where
+written text has none: before closing marks (`.,;:!?%)]}»”…`), after opening
+marks (`([{¿¡«“`), inside words around an apostrophe or hyphen (`i'm`,
+`twenty-one`), inside numbers (`3.5`, `10:30`) and between Han / kana
+characters. So `"Hello, I'm here."` comes back as `"hello, i'm here."`. The
+text is the normalized, lower-cased form; straight quotes (`"`) keep their
+spaces, since which side they close cannot be told.
 
 The reserved tokens have fixed ids: `[PAD]` 0, `[UNK]` 1, `[START]` 2,
 `[END]` 3; subwords start at 4.
@@ -55,6 +59,31 @@ OPTIONS_FILE = "tokenizer.json"
 # Characters that become words of their own (kept as split pieces).
 _ISOLATED = r"[\p{P}\p{S}]|[\p{Han}\p{Hiragana}\p{Katakana}]"
 _DELIMITERS = r"\s+|" + _ISOLATED
+
+# (pattern, rewrite) pairs that `detokenize` applies in order to undo the
+# spaces pre-tokenization put around isolated characters. RE2 has no
+# look-around, so rules that join a chain ("a - b - c") run twice.
+_LETTER = r"[\pL\pN]"
+_CJK = r"[\p{Han}\p{Hiragana}\p{Katakana}]"
+_APOSTROPHE = "['’]"
+_HYPHEN = f"({_LETTER}) - ({_LETTER})"
+_JOIN_RULES = (
+    # Numbers: "3 . 50" -> "3.50", "10 : 30" -> "10:30".
+    (r"([0-9]) ([.,:]) ([0-9])", r"\1\2\3"),
+    # English contractions: "i ' m", "don ' t", "we ' ll", "it ' s".
+    (f"({_LETTER}) ({_APOSTROPHE}) (s|t|m|d|re|ve|ll)\\b", r"\1\2\3"),
+    # Elisions: "l ' homme", "qu ' il".
+    (f"\\b([cdjlmnst]|qu) ({_APOSTROPHE}) ({_LETTER})", r"\1\2\3"),
+    # Plural possessives: "the students ' books".
+    (f"(s) ({_APOSTROPHE}) ", r"\1\2 "),
+    (_HYPHEN, r"\1-\2"),
+    (_HYPHEN, r"\1-\2"),
+    # No space before closing marks, none after opening marks.
+    (r" ([.,;:!?%…。、！？：；\p{Pe}\p{Pf}])", r"\1"),
+    (r"([¿¡\p{Ps}\p{Pi}]) ", r"\1"),
+    (f"({_CJK}) ({_CJK})", r"\1\2"),
+    (f"({_CJK}) ({_CJK})", r"\1\2"),
+)
 
 
 def _check_options(normalization, max_length):
@@ -113,6 +142,9 @@ class SubwordTokenizer(tf.Module):
         max_length: int or None, the most ids `tokenize` returns per string,
             START and END included (the text is cut, START/END are kept).
             Defaults to `None` (no limit).
+        join_punctuation: bool, let `detokenize` remove the spaces that
+            splitting put around punctuation (see the module docstring).
+            Defaults to `True`.
         name: module name. Defaults to `None`.
 
     Call arguments (`tokenize`):
@@ -144,6 +176,7 @@ class SubwordTokenizer(tf.Module):
         normalization="NFKC",
         strip_accents=False,
         max_length=None,
+        join_punctuation=True,
         name=None,
     ):
         super().__init__(name=name)
@@ -169,6 +202,7 @@ class SubwordTokenizer(tf.Module):
         self.normalization = normalization
         self.strip_accents = bool(strip_accents)
         self.max_length = max_length
+        self.join_punctuation = bool(join_punctuation)
         # Tracked by this module: its serialized FST model is a constant of
         # every graph that tokenizes.
         self._wordpiece = tf_text.FastWordpieceTokenizer(
@@ -189,6 +223,7 @@ class SubwordTokenizer(tf.Module):
         normalization="NFKC",
         strip_accents=False,
         max_length=None,
+        join_punctuation=True,
         batch_size=8192,
         learn_params=None,
         verbose=False,
@@ -211,8 +246,8 @@ class SubwordTokenizer(tf.Module):
             vocabulary_size: int, the largest vocabulary wanted, reserved
                 tokens included; the learner stops within 5 % below it, and
                 a small corpus may give fewer.
-            lowercase, normalization, strip_accents, max_length: as in the
-                constructor.
+            lowercase, normalization, strip_accents, max_length,
+                join_punctuation: as in the constructor.
             batch_size: int, strings split per TensorFlow call.
             learn_params: dict of overrides for the learner's parameters
                 (`wordpiece_tokenizer_learner_lib.Params` of TensorFlow
@@ -260,6 +295,7 @@ class SubwordTokenizer(tf.Module):
             normalization=normalization,
             strip_accents=strip_accents,
             max_length=max_length,
+            join_punctuation=join_punctuation,
         )
 
     @property
@@ -314,7 +350,8 @@ class SubwordTokenizer(tf.Module):
         """Ids `(B, T)` (dense or ragged) -> str `(B,)`.
 
         Stops at the first `[END]`, drops `[PAD]` and `[START]`, glues `##`
-        pieces to the previous piece and joins words with one space. Other
+        pieces to the previous piece, joins words with one space and, with
+        `join_punctuation`, removes the spaces around punctuation. Other
         reserved tokens are written out (`[UNK]`); ids outside the
         vocabulary read as `[UNK]`.
         """
@@ -333,7 +370,11 @@ class SubwordTokenizer(tf.Module):
         )
         text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
         text = tf.strings.regex_replace(text, " " + SUFFIX_INDICATOR, "")
-        return tf.strings.regex_replace(text, "^" + SUFFIX_INDICATOR, "")
+        text = tf.strings.regex_replace(text, "^" + SUFFIX_INDICATOR, "")
+        if self.join_punctuation:
+            for pattern, rewrite in _JOIN_RULES:
+                text = tf.strings.regex_replace(text, pattern, rewrite)
+        return text
 
     def get_config(self):
         return {
@@ -342,6 +383,7 @@ class SubwordTokenizer(tf.Module):
             "normalization": self.normalization,
             "strip_accents": self.strip_accents,
             "max_length": self.max_length,
+            "join_punctuation": self.join_punctuation,
         }
 
     @classmethod

@@ -63,8 +63,8 @@ def test_round_trip_of_normalized_text():
         assert row[0] == START_ID and row[-1] == END_ID
         assert START_ID not in row[1:-1] and END_ID not in row[1:-1]
         assert PAD_ID not in row
-    # Lower-cased; punctuation split off comes back space-separated.
-    expected = [b"the cat sat on the mat .", b"cats and dogs"]
+    # Lower-cased; the punctuation split off is joined back.
+    expected = [b"the cat sat on the mat.", b"cats and dogs"]
     assert tokenizer.detokenize(ids).numpy().tolist() == expected
 
 
@@ -147,12 +147,43 @@ def test_normalization_lowercase_and_accents():
 
 
 def test_cjk_and_punctuation_are_separate_words():
-    tokenizer = _tokenizer()
+    tokenizer = _tokenizer(join_punctuation=False)
     ids = tokenizer.tokenize(["東京は", "¿qué?"])
+    pieces = [[tokenizer.id_to_token(i) for i in row] for row in ids.numpy()]
+    assert pieces == [["東", "京", "は"], ["¿", "qué", "?"]]
     assert tokenizer.detokenize(ids).numpy().tolist() == [
         "東 京 は".encode(),
         "¿ qué ?".encode(),
     ]
+
+
+# Written text -> what tokenize then detokenize gives back (lower-cased).
+JOINED = [
+    ("I'm here, aren't I?", "i'm here, aren't i?"),
+    ("We'll see; it's Tom's.", "we'll see; it's tom's."),
+    ("The students' books (all 3.50 dollars).",
+     "the students' books (all 3.50 dollars)."),
+    ("¿Qué pasa? ¡Nada!", "¿qué pasa? ¡nada!"),
+    ("A well-known, twenty-one-year-old man...",
+     "a well-known, twenty-one-year-old man..."),
+    ("L'homme qu'il voit: «hola» at 10:30.",
+     "l'homme qu'il voit: «hola» at 10:30."),
+    ("東京は大きい。", "東京は大きい。"),
+    ('He said "hi".', 'he said " hi ".'),
+]
+
+
+def test_detokenize_joins_punctuation_back():
+    texts = [text for text, _ in JOINED]
+    tokenizer = SubwordTokenizer.train(
+        texts * 3, vocabulary_size=300, learn_params={"lower_thresh": 1}
+    )
+    ids = tokenizer.tokenize(texts, add_start=True, add_end=True)
+    assert UNK_ID not in ids.flat_values.numpy().tolist()
+    out = [t.decode() for t in tokenizer.detokenize(ids).numpy()]
+    assert out == [expected for _, expected in JOINED]
+    spaced = SubwordTokenizer(tokenizer.vocabulary, join_punctuation=False)
+    assert spaced.detokenize(ids).numpy()[0] == b"i ' m here , aren ' t i ?"
 
 
 def test_max_length_truncates_text_and_keeps_start_end():
@@ -168,12 +199,15 @@ def test_max_length_truncates_text_and_keeps_start_end():
 
 
 def test_save_load_and_config_round_trip(tmp_path):
-    tokenizer = _tokenizer(strip_accents=True, max_length=9)
+    tokenizer = _tokenizer(
+        strip_accents=True, max_length=9, join_punctuation=False
+    )
     tokenizer.save(tmp_path)
     lines = (tmp_path / "vocabulary.txt").read_text("utf-8").splitlines()
     assert lines == tokenizer.vocabulary
     options = json.loads((tmp_path / "tokenizer.json").read_text("utf-8"))
     assert options["strip_accents"] is True and options["max_length"] == 9
+    assert options["join_punctuation"] is False
     for other in (
         SubwordTokenizer.load(tmp_path),
         SubwordTokenizer.from_config(tokenizer.get_config()),
