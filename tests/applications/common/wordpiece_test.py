@@ -161,13 +161,19 @@ def test_cjk_and_punctuation_are_separate_words():
 JOINED = [
     ("I'm here, aren't I?", "i'm here, aren't i?"),
     ("We'll see; it's Tom's.", "we'll see; it's tom's."),
-    ("The students' books (all 3.50 dollars).",
-     "the students' books (all 3.50 dollars)."),
+    (
+        "The students' books (all 3.50 dollars).",
+        "the students' books (all 3.50 dollars).",
+    ),
     ("¿Qué pasa? ¡Nada!", "¿qué pasa? ¡nada!"),
-    ("A well-known, twenty-one-year-old man...",
-     "a well-known, twenty-one-year-old man..."),
-    ("L'homme qu'il voit: «hola» at 10:30.",
-     "l'homme qu'il voit: «hola» at 10:30."),
+    (
+        "A well-known, twenty-one-year-old man...",
+        "a well-known, twenty-one-year-old man...",
+    ),
+    (
+        "L'homme qu'il voit: «hola» at 10:30.",
+        "l'homme qu'il voit: «hola» at 10:30.",
+    ),
     ("東京は大きい。", "東京は大きい。"),
     ('He said "hi".', 'he said " hi ".'),
 ]
