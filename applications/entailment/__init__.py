@@ -1,0 +1,1 @@
+"""Textual entailment with decomposable attention (Parikh et al., 2016)."""
