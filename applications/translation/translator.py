@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from applications.common import buckets
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -172,10 +173,14 @@ class Translator:
         return ids
 
     def decode_function(self, beam_size=1, length_penalty=0.6):
-        """`source_ids (B, Ts) -> dict` compiled whole with XLA (cached).
+        """`source_ids (B, Ts) -> dict`, the search compiled whole with XLA.
 
         The dict has `tokens` `(B, L)`, `lengths` `(B,)`, `scores` `(B,)`
         and `attention` `(B, L, Ts)`, with `L = config.max_length + 1`.
+        Before the compiled call the ids are PAD-filled to a bucketed shape
+        (`applications.common.buckets`: batch to a power of two, length to
+        a multiple of 8), so XLA compiles for a few shapes only; the
+        results are cut back to `(B, ..., Ts)`. Cached per argument pair.
         """
         key = (int(beam_size), float(length_penalty))
         if key not in self._decoders:
@@ -208,7 +213,18 @@ class Translator:
                     length_penalty=length_penalty,
                 )
 
-            self._decoders[key] = tf.function(decode, jit_compile=True)
+            compiled = tf.function(decode, jit_compile=True)
+
+            def bucketed(source_ids):
+                padded, batch, length = buckets.pad_to_buckets(source_ids)
+                result = compiled(padded)
+                result = {k: buckets.unpad(v, batch) for k, v in result.items()}
+                result["attention"] = buckets.unpad(
+                    result["attention"], batch, length
+                )
+                return result
+
+            self._decoders[key] = bucketed
         return self._decoders[key]
 
     def translate(

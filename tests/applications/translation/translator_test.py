@@ -82,6 +82,39 @@ def test_beam_one_equals_greedy(translator, synthetic):
     ).numpy().tolist() == [g.encode() for g in greedy]
 
 
+@pytest.mark.parametrize("beam_size", [1, 2])
+def test_bucket_padding_does_not_change_results(
+    translator, synthetic, beam_size
+):
+    # A batch of 3 is padded to 4 rows and its length to a multiple of 8;
+    # each text alone gets other padding. Results must not depend on it.
+    texts = [source for source, _ in synthetic.pairs[:3]]
+    texts[1] = " ".join([texts[1]] * 2)  # a longer source, another bucket
+    decode = translator.decode_function(beam_size=beam_size)
+    source_ids = translator.source_ids(texts)
+    together = decode(source_ids)
+    assert together["tokens"].shape[0] == 3
+    assert together["attention"].shape[-1] == source_ids.shape[1]
+    for i, text in enumerate(texts):
+        alone = decode(translator.source_ids([text]))
+        length = int(alone["lengths"][0])
+        width = alone["attention"].shape[-1]
+        assert int(together["lengths"][i]) == length
+        np.testing.assert_array_equal(
+            together["tokens"][i, :length], alone["tokens"][0, :length]
+        )
+        np.testing.assert_allclose(
+            together["scores"][i], alone["scores"][0], rtol=1e-5, atol=1e-5
+        )
+        np.testing.assert_allclose(
+            together["attention"][i, :length, :width],
+            alone["attention"][0, :length],
+            atol=1e-5,
+        )
+        # The padding of the shorter sources gets no attention.
+        assert np.all(together["attention"][i, :length, width:] == 0)
+
+
 def test_evaluate_reports_bleu_and_chrf(translator, synthetic):
     scores = translator.evaluate(synthetic.pairs[256:266])
     assert 0.0 <= scores["bleu"] <= 100.0 and 0.0 <= scores["chrf"] <= 100.0
