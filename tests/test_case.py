@@ -56,6 +56,8 @@ def _symbolic(inputs):
 
     if isinstance(inputs, dict):
         return {k: one(v, k) for k, v in inputs.items()}
+    if isinstance(inputs, list):
+        return [one(x) for x in inputs]
     return one(inputs)
 
 
@@ -93,7 +95,8 @@ def run_layer_test(
     Args:
         layer_cls: the layer class.
         init_kwargs: dict, constructor arguments.
-        input_data: array or dict of arrays (called as `layer(**inputs)`).
+        input_data: array, list of arrays (called as `layer(inputs)`) or
+            dict of arrays (called as `layer(**inputs)`).
         expected_output_shape: tuple, shape of the (first) output.
         expected_num_trainable_weights: optional int.
         expected_output_dtype: dtype name of the output in float32.
@@ -134,8 +137,14 @@ def run_layer_test(
             if isinstance(symbolic, dict):
                 shapes = {f"{k}_shape": v.shape for k, v in symbolic.items()}
                 expected = fresh.compute_output_shape(**shapes)
+            elif isinstance(symbolic, list):
+                expected = fresh.compute_output_shape(
+                    [x.shape for x in symbolic]
+                )
             else:
                 expected = fresh.compute_output_shape(symbolic.shape)
+            if expected and isinstance(expected[0], (tuple, list)):
+                expected = expected[0]  # several outputs: the first
             assert tuple(sym_out.shape) == tuple(expected), (
                 f"symbolic {sym_out.shape} != computed {expected}"
             )

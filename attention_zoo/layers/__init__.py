@@ -5,10 +5,12 @@ from attention_zoo.layers.attention_pooling import AttentionPooling
 from attention_zoo.layers.base_attention import BaseAttention
 from attention_zoo.layers.bilinear_attention import BilinearAttention
 from attention_zoo.layers.causal_dilated_conv1d import CausalDilatedConv1D
+from attention_zoo.layers.intra_attention import IntraAttention
 from attention_zoo.layers.kernel_regression_attention import (
     KernelRegressionAttention,
 )
 from attention_zoo.layers.multi_head import MultiHead
+from attention_zoo.layers.soft_alignment import SoftAlignment
 
 __all__ = [
     "AdditiveAttention",
@@ -16,6 +18,8 @@ __all__ = [
     "BaseAttention",
     "BilinearAttention",
     "CausalDilatedConv1D",
+    "IntraAttention",
     "KernelRegressionAttention",
     "MultiHead",
+    "SoftAlignment",
 ]
