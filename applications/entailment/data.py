@@ -575,12 +575,13 @@ def split_examples(examples, validation_fraction=0.1, seed=0):
 
     All examples with the same premise go to the same side (SNLI writes
     three hypotheses per premise), so no premise leaks from training into
-    validation. Deterministic for a seed. Groups are taken in a seeded
-    random order while each label stays within its share
-    (`ceil(count * validation_fraction)`), so the validation labels follow
-    the overall proportions; the set is then topped up to
-    `round(len(examples) * validation_fraction)` examples if needed. Within
-    each side the original order is kept.
+    validation. Deterministic for a seed. Validation gets about
+    `round(len(examples) * validation_fraction)` examples (never more; a few
+    fewer when the group sizes do not add up to it): premise groups
+    are taken in a seeded random order while each label stays within its
+    share (`ceil(count * validation_fraction)`), so the validation labels
+    follow the overall proportions, then topped up with any groups that
+    fit. Within each side the original order is kept.
 
     Args:
         examples: an `EntailmentExamples`.
@@ -607,12 +608,14 @@ def split_examples(examples, validation_fraction=0.1, seed=0):
     )
     taken = np.zeros(len(LABELS))
     chosen = np.zeros(len(groups), bool)
+    # First pass: groups that keep every label within its quota; second:
+    # any group, to come closer to the target. Neither overshoots it.
     for strict in (True, False):
         for g in order:
-            if taken.sum() >= target:
-                break
             counts = np.bincount(labels[groups[g]], minlength=len(LABELS))
-            if chosen[g] or (strict and np.any(taken + counts > quota)):
+            if chosen[g] or taken.sum() + counts.sum() > target:
+                continue
+            if strict and np.any(taken + counts > quota):
                 continue
             chosen[g] = True
             taken += counts
