@@ -1,14 +1,15 @@
 """`TranslationConfig`: the one place to read what a translation run does."""
 
 import dataclasses
-import json
+
+from applications.common.config import AppConfig
 
 MODELS = ("rnn", "transformer")
 ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
 
 
 @dataclasses.dataclass(frozen=True)
-class TranslationConfig:
+class TranslationConfig(AppConfig):
     """Every setting of a translation model and its training run."""
 
     # Which model: "rnn" (encoder-decoder of the seeds) or "transformer".
@@ -54,41 +55,19 @@ class TranslationConfig:
                 f"`attention` must be one of {ATTENTIONS}. Received: "
                 f"attention={self.attention!r}"
             )
-        for name in (
-            "embedding_dim",
-            "units",
-            "encoder_layers",
-            "num_layers",
-            "model_dim",
-            "num_heads",
-            "feed_forward_dim",
-            "source_vocabulary_size",
-            "target_vocabulary_size",
-            "max_length",
-            "batch_size",
-            "epochs",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(
-                    f"`{name}` must be an integer. Received: {name}={value!r}"
-                )
-            if value < 1:
-                raise ValueError(
-                    f"`{name}` must be positive. Received: {name}={value!r}"
-                )
-
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
-    def to_json(self):
-        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text):
-        values = json.loads(text)
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"Unknown translation config keys: {unknown}")
-        return cls(**values)
+        self.check_positive_ints(
+            (
+                "embedding_dim",
+                "units",
+                "encoder_layers",
+                "num_layers",
+                "model_dim",
+                "num_heads",
+                "feed_forward_dim",
+                "source_vocabulary_size",
+                "target_vocabulary_size",
+                "max_length",
+                "batch_size",
+                "epochs",
+            )
+        )

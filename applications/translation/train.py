@@ -13,6 +13,7 @@ example translations, an attention heatmap PNG, and the export.
 import argparse
 import os
 
+from applications.common.training import has_backup
 from applications.translation import data
 from applications.translation.config import TranslationConfig
 
@@ -143,7 +144,7 @@ def main(argv=None):
         f"validation, {len(test)} test"
     )
     run_dir = args.run_dir
-    if os.path.exists(os.path.join(run_dir, "backup")):
+    if has_backup(run_dir):
         print(f"Resuming the interrupted run in {run_dir}")
         translator = Translator.load_assets(run_dir)
     else:

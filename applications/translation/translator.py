@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
+from applications.common import training
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -136,17 +137,8 @@ class Translator:
             self.build()
         callbacks = list(callbacks)
         if checkpoint_dir:
-            os.makedirs(checkpoint_dir, exist_ok=True)
             self.save_assets(checkpoint_dir)
-            callbacks += [
-                keras.callbacks.ModelCheckpoint(
-                    os.path.join(checkpoint_dir, "model.weights.h5"),
-                    save_weights_only=True,
-                ),
-                keras.callbacks.BackupAndRestore(
-                    os.path.join(checkpoint_dir, "backup")
-                ),
-            ]
+            callbacks += training.checkpoint_callbacks(checkpoint_dir)
         validation = None
         if validation_pairs:
             validation = self.dataset(list(validation_pairs))
@@ -318,7 +310,7 @@ class Translator:
     def save(self, directory):
         """Config, vocabularies and weights, for `Translator.load`."""
         self.save_assets(directory)
-        self.model.save_weights(os.path.join(directory, "model.weights.h5"))
+        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
 
     @classmethod
     def load_assets(cls, directory):
@@ -338,13 +330,7 @@ class Translator:
     def load(cls, directory):
         """The translator written by `save`."""
         translator = cls.load_assets(directory)
-        # The weights file also holds the optimizer's state: build its
-        # slots first so that they load (and training can go on).
-        model = translator.model
-        model.optimizer.build(model.trainable_variables)
-        translator.model.load_weights(
-            os.path.join(directory, "model.weights.h5")
-        )
+        training.load_weights(translator.model, directory)
         return translator
 
     def export(self, path):

@@ -1,0 +1,359 @@
+"""`EntailmentClassifier`: tokenizer, model and metrics in one object."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from applications.common import buckets
+from applications.common import training
+from applications.common.wordpiece import PAD_ID
+from applications.common.wordpiece import SubwordTokenizer
+from applications.entailment.config import EntailmentConfig
+from applications.entailment.data import LABELS
+from applications.entailment.data import EntailmentExamples
+from applications.entailment.model import alignment_model
+from applications.entailment.model import build_decomposable_attention
+
+VOCABULARY_DIR = "vocabulary"
+CONFIG_FILE = "config.json"
+
+
+class EntailmentClassifier:
+    """Premise / hypothesis strings in; label, probabilities, alignment out.
+
+    `fit` learns a WordPiece vocabulary from the training sentences (unless
+    a tokenizer is given), builds `build_decomposable_attention` from the
+    config and trains it; `predict` returns labels, probabilities and the
+    premise-to-hypothesis alignment; `evaluate` reports accuracy, per-class
+    precision and recall and the confusion matrix; `export` writes a
+    SavedModel that takes and returns strings.
+
+    Args:
+        config: an `EntailmentConfig`. Defaults to `EntailmentConfig()`.
+        tokenizer: optional trained `SubwordTokenizer`.
+        model: optional built model matching the config and tokenizer.
+        embeddings: optional float array `(vocabulary_size, embedding_dim)`
+            to start the embeddings from (see
+            `applications.common.word_vectors`); needs `tokenizer`.
+
+    Example:
+
+    ```python
+    data = make_synthetic_entailment(3000)
+    classifier = EntailmentClassifier(EntailmentConfig(hidden_units=64))
+    classifier.fit(data.examples, epochs=3)
+    classifier.predict(["a dog sleeps"], ["an animal sleeps"])["labels"]
+    ```
+    """
+
+    def __init__(
+        self, config=None, tokenizer=None, model=None, embeddings=None
+    ):
+        self.config = config or EntailmentConfig()
+        self.tokenizer = tokenizer
+        self.model = model
+        self.embeddings = embeddings
+        self._explainer = None
+
+    # -- training ---------------------------------------------------------
+
+    def build(self):
+        """Builds and compiles the model (the tokenizer must exist)."""
+        config = self.config
+        if self.model is None:
+            keras.utils.set_random_seed(config.seed)
+            self.model = build_decomposable_attention(
+                self.tokenizer.vocabulary_size,
+                embedding_dim=config.embedding_dim,
+                hidden_units=config.hidden_units,
+                intra_attention=config.intra_attention,
+                dropout=config.dropout,
+                num_classes=len(LABELS),
+                attention=config.attention,
+                embeddings=self.embeddings,
+                max_distance=config.max_distance,
+            )
+        self.model.compile(
+            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+        )
+        self._explainer = None
+        return self.model
+
+    def ids(self, texts):
+        """Padded int32 ids `(B, T)` of a list (or tensor) of strings."""
+        ids = self.tokenizer.tokenize(tf.convert_to_tensor(texts, tf.string))
+        return ids[:, : self.config.max_length].to_tensor(PAD_ID)
+
+    def dataset(self, examples, shuffle=False):
+        """`({"premise", "hypothesis"}, label)` batches, PAD-filled."""
+        _check_examples(examples)
+        strings = tf.data.Dataset.from_tensor_slices(
+            (
+                list(examples.premises),
+                list(examples.hypotheses),
+                np.asarray(examples.labels, "int32"),
+            )
+        )
+        if shuffle:
+            strings = strings.shuffle(
+                len(examples),
+                seed=self.config.seed,
+                reshuffle_each_iteration=True,
+            )
+
+        def encode(premises, hypotheses, labels):
+            inputs = {
+                "premise": self.ids(premises),
+                "hypothesis": self.ids(hypotheses),
+            }
+            return inputs, labels
+
+        return (
+            strings.batch(self.config.batch_size)
+            .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE)
+        )
+
+    def fit(
+        self,
+        train_examples,
+        validation_examples=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
+    ):
+        """Trains on `EntailmentExamples`; returns the History.
+
+        With `checkpoint_dir`, the vocabulary and config are saved there
+        first, weights are checkpointed every epoch, and an interrupted run
+        restarted with the same `checkpoint_dir` resumes from its last
+        finished epoch.
+        """
+        _check_examples(train_examples)
+        if not len(train_examples):
+            raise ValueError("`train_examples` is empty.")
+        if self.tokenizer is None:
+            config = self.config
+            self.tokenizer = SubwordTokenizer.train(
+                list(train_examples.premises) + list(train_examples.hypotheses),
+                vocabulary_size=config.vocabulary_size,
+                lowercase=config.lowercase,
+                normalization=config.normalization,
+            )
+        if self.model is None or self.model.optimizer is None:
+            self.build()
+        callbacks = list(callbacks)
+        if checkpoint_dir:
+            self.save_assets(checkpoint_dir)
+            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        validation = None
+        if validation_examples is not None and len(validation_examples):
+            validation = self.dataset(validation_examples)
+        history = self.model.fit(
+            self.dataset(train_examples, shuffle=True),
+            validation_data=validation,
+            epochs=epochs or self.config.epochs,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
+        self._explainer = None
+        return history
+
+    # -- inference --------------------------------------------------------
+
+    def predict_function(self):
+        """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA.
+
+        The ids are PAD-filled to bucketed shapes first (see
+        `applications.common.buckets`), so XLA compiles for a few shapes.
+        The dict has `probabilities` `(B, 3)` and, for attention models,
+        `alignment` `(B, m, n)`.
+        """
+        if self._explainer is None:
+            if self.model is None:
+                raise ValueError(
+                    "The classifier has no model: call `fit` first."
+                )
+            model = self.model
+            if self.config.attention:
+                model = alignment_model(self.model)
+            compiled = tf.function(
+                lambda inputs: model(inputs, training=False), jit_compile=True
+            )
+
+            def predict(premise_ids, hypothesis_ids):
+                premise, batch, m = buckets.pad_to_buckets(premise_ids)
+                hypothesis, _, n = buckets.pad_to_buckets(hypothesis_ids)
+                outputs = compiled(
+                    {"premise": premise, "hypothesis": hypothesis}
+                )
+                if not isinstance(outputs, dict):
+                    outputs = {"probabilities": outputs}
+                result = {
+                    "probabilities": buckets.unpad(
+                        outputs["probabilities"], batch
+                    )
+                }
+                if "alignment" in outputs:
+                    alignment = buckets.unpad(outputs["alignment"], batch, n)
+                    result["alignment"] = tf.cast(alignment[:, :m], tf.float32)
+                return result
+
+            self._explainer = predict
+        return self._explainer
+
+    def predict(self, premises, hypotheses, batch_size=256):
+        """Classifies pairs of strings.
+
+        Returns:
+            A dict with `labels` (list of str), `probabilities` (float32
+            array `(N, 3)`, columns in `LABELS` order) and, for attention
+            models, `alignment`: a list of float32 arrays `(premise_tokens,
+            hypothesis_tokens)`, row `i` the weights of premise token `i`
+            over the hypothesis tokens; and `premise_tokens` /
+            `hypothesis_tokens`, lists of token lists (str).
+        """
+        premises, hypotheses = _pair_lists(premises, hypotheses)
+        predict = self.predict_function()
+        probabilities, alignments, premise_tokens, hypothesis_tokens = (
+            [],
+            [],
+            [],
+            [],
+        )
+        vocabulary = self.tokenizer.vocabulary
+        for start in range(0, len(premises), batch_size):
+            a = self.ids(premises[start : start + batch_size])
+            b = self.ids(hypotheses[start : start + batch_size])
+            result = predict(a, b)
+            probabilities.append(result["probabilities"].numpy())
+            a, b = a.numpy(), b.numpy()
+            for row in range(a.shape[0]):
+                m, n = (
+                    int(np.sum(a[row] != PAD_ID)),
+                    int(np.sum(b[row] != PAD_ID)),
+                )
+                premise_tokens.append([vocabulary[i] for i in a[row, :m]])
+                hypothesis_tokens.append([vocabulary[i] for i in b[row, :n]])
+                if "alignment" in result:
+                    alignments.append(result["alignment"][row, :m, :n].numpy())
+        probabilities = (
+            np.concatenate(probabilities)
+            if probabilities
+            else np.zeros((0, len(LABELS)), "float32")
+        )
+        output = {
+            "labels": [LABELS[i] for i in np.argmax(probabilities, axis=-1)],
+            "probabilities": probabilities,
+            "premise_tokens": premise_tokens,
+            "hypothesis_tokens": hypothesis_tokens,
+        }
+        if self.config.attention:
+            output["alignment"] = alignments
+        return output
+
+    def evaluate(self, examples, batch_size=256):
+        """Accuracy, per-class precision and recall, confusion matrix.
+
+        Returns:
+            A dict: `accuracy` (float), `precision` and `recall` (dicts
+            label -> float; `nan` for a class never predicted / present),
+            `confusion` (int array `(3, 3)`, rows the true labels, columns
+            the predicted, both in `LABELS` order), `examples` (int) and
+            `predictions` (list of str).
+        """
+        _check_examples(examples)
+        predicted = self.predict(
+            examples.premises, examples.hypotheses, batch_size=batch_size
+        )["labels"]
+        return classification_report(
+            examples.labels, [LABELS.index(p) for p in predicted]
+        ) | {"predictions": predicted}
+
+    # -- persistence ------------------------------------------------------
+
+    def save_assets(self, directory):
+        """Writes the config and the vocabulary to `directory`."""
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, CONFIG_FILE), "w") as f:
+            f.write(self.config.to_json())
+        self.tokenizer.save(os.path.join(directory, VOCABULARY_DIR))
+
+    def save(self, directory):
+        """Config, vocabulary and weights, for `EntailmentClassifier.load`."""
+        self.save_assets(directory)
+        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
+
+    @classmethod
+    def load_assets(cls, directory):
+        """A classifier with the saved config and vocabulary, built with
+        fresh weights (`fit` with `checkpoint_dir` restores them)."""
+        with open(os.path.join(directory, CONFIG_FILE)) as f:
+            config = EntailmentConfig.from_json(f.read())
+        tokenizer = SubwordTokenizer.load(
+            os.path.join(directory, VOCABULARY_DIR)
+        )
+        classifier = cls(config, tokenizer)
+        classifier.build()
+        return classifier
+
+    @classmethod
+    def load(cls, directory):
+        """The classifier written by `save`."""
+        classifier = cls.load_assets(directory)
+        training.load_weights(classifier.model, directory)
+        return classifier
+
+    def export(self, path):
+        """Writes a SavedModel serving strings; see `export_entailment`."""
+        from applications.entailment.export import export_entailment
+
+        return export_entailment(self, path)
+
+
+def classification_report(labels, predictions, num_classes=len(LABELS)):
+    """Accuracy, per-class precision / recall and the confusion matrix of
+    int class ids (see `EntailmentClassifier.evaluate`)."""
+    labels = np.asarray(labels, "int64")
+    predictions = np.asarray(predictions, "int64")
+    confusion = np.zeros((num_classes, num_classes), "int64")
+    np.add.at(confusion, (labels, predictions), 1)
+    correct = np.diag(confusion).astype("float64")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = correct / confusion.sum(axis=0)
+        recall = correct / confusion.sum(axis=1)
+    names = LABELS[:num_classes]
+    return {
+        "accuracy": float(correct.sum() / max(len(labels), 1)),
+        "precision": {n: float(p) for n, p in zip(names, precision)},
+        "recall": {n: float(r) for n, r in zip(names, recall)},
+        "confusion": confusion,
+        "examples": int(len(labels)),
+    }
+
+
+def _check_examples(examples):
+    if not isinstance(examples, EntailmentExamples):
+        raise TypeError(
+            "Expected an `EntailmentExamples` (see "
+            "`applications.entailment.data`). Received: "
+            f"{type(examples).__name__}"
+        )
+
+
+def _pair_lists(premises, hypotheses):
+    for name, value in (("premises", premises), ("hypotheses", hypotheses)):
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"`{name}` must be a list of strings, not a str.")
+    premises, hypotheses = list(premises), list(hypotheses)
+    if len(premises) != len(hypotheses):
+        raise ValueError(
+            "`premises` and `hypotheses` must have the same length. "
+            f"Received: {len(premises)} and {len(hypotheses)}"
+        )
+    return premises, hypotheses

@@ -1,0 +1,50 @@
+"""`EntailmentConfig`: the one place to read what an entailment run does."""
+
+import dataclasses
+
+from applications.common.config import AppConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class EntailmentConfig(AppConfig):
+    """Every setting of an entailment model and its training run."""
+
+    # Model (`build_decomposable_attention`).
+    embedding_dim: int = 300
+    hidden_units: int = 200
+    intra_attention: bool = False
+    attention: bool = True  # False: the no-attention baseline
+    dropout: float = 0.2
+    max_distance: int = 10
+    # Text: one WordPiece vocabulary for premises and hypotheses.
+    vocabulary_size: int = 16000
+    lowercase: bool = True
+    normalization: str | None = "NFKC"
+    max_length: int = 64  # tokens kept per sentence
+    # Training.
+    batch_size: int = 32
+    epochs: int = 10
+    learning_rate: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self):
+        self.check_positive_ints(
+            (
+                "embedding_dim",
+                "hidden_units",
+                "max_distance",
+                "vocabulary_size",
+                "max_length",
+                "batch_size",
+                "epochs",
+            )
+        )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
+            )
+        if self.intra_attention and not self.attention:
+            raise ValueError(
+                "`intra_attention=True` needs `attention=True` (the baseline "
+                "has no attention at all)."
+            )

@@ -1,0 +1,92 @@
+"""`export_entailment`: a SavedModel that takes and returns strings."""
+
+import os
+
+import tensorflow as tf
+
+from applications.entailment.data import LABELS
+from attention_zoo.export import atomic_directory
+
+
+class EntailmentServingModule(tf.Module):
+    """Tokenizer, model weights and the compiled forward pass in one module.
+
+    `serve(premise, hypothesis)`: tf.string `(B,)` each -> `probabilities`
+    float32 `(B, 3)` (columns in `LABELS` order), `label` tf.string `(B,)`
+    and `alignment` float32 `(B, premise_len, hypothesis_len)` (row `i`:
+    premise token `i`'s weights over the hypothesis tokens; zeros for the
+    no-attention baseline), the lengths being the longest tokenized
+    sentences of the batch.
+    """
+
+    def __init__(self, classifier):
+        super().__init__(name="entailment")
+        self.tokenizer = classifier.tokenizer
+        self.model = classifier.model
+        self._predict = classifier.predict_function()
+        self._ids = classifier.ids
+        self._labels = tf.constant(LABELS)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="premise"),
+            tf.TensorSpec([None], tf.string, name="hypothesis"),
+        ]
+    )
+    def serve(self, premise, hypothesis):
+        tf.debugging.assert_equal(
+            tf.shape(premise),
+            tf.shape(hypothesis),
+            message="`premise` and `hypothesis` must have the same length",
+        )
+        premise_ids, hypothesis_ids = self._ids(premise), self._ids(hypothesis)
+        result = self._predict(premise_ids, hypothesis_ids)
+        probabilities = tf.cast(result["probabilities"], tf.float32)
+        alignment = result.get("alignment")
+        if alignment is None:
+            shape = tf.stack(
+                [
+                    tf.shape(premise_ids)[0],
+                    tf.shape(premise_ids)[1],
+                    tf.shape(hypothesis_ids)[1],
+                ]
+            )
+            alignment = tf.zeros(shape, tf.float32)
+        return {
+            "probabilities": probabilities,
+            "label": tf.gather(self._labels, tf.argmax(probabilities, -1)),
+            "alignment": alignment,
+        }
+
+
+def export_entailment(classifier, path):
+    """Writes `classifier` as a SavedModel to `path`, atomically.
+
+    The `serving_default` signature takes `premise` and `hypothesis`
+    (tf.string `[None]`) and returns `probabilities` (float32 `[None, 3]`),
+    `label` (tf.string `[None]`) and `alignment` (float32 `[None,
+    premise_len, hypothesis_len]`). Tokenization runs inside the graph and
+    the model is compiled with XLA. Loading needs only TensorFlow and
+    TensorFlow Text's ops. The folder appears only once complete; an
+    existing one is replaced.
+
+    Returns:
+        `path`.
+    """
+    if classifier.model is None:
+        raise ValueError("The classifier has no model: call `fit` first.")
+    module = EntailmentServingModule(classifier)
+    with atomic_directory(path) as temporary:
+        tf.saved_model.save(
+            module, temporary, signatures={"serving_default": module.serve}
+        )
+        with open(os.path.join(temporary, "config.json"), "w") as f:
+            f.write(classifier.config.to_json())
+    return path
+
+
+def load_entailment(path):
+    """Loads an export (registers TensorFlow Text's ops) -> signature."""
+    import tensorflow_text  # noqa: F401  (registers the ops in-process)
+
+    return tf.saved_model.load(path).signatures["serving_default"]
