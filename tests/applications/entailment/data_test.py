@@ -684,36 +684,44 @@ def test_synthetic_sentences_alone_do_not_tell_the_label(synthetic):
         assert all(len(labels) == 3 for labels in classes.values())
 
 
+def _linear_classifier(x, y, l2=1.0):
+    """Ridge regression onto one-hot labels (a linear classifier in one
+    solve); returns the scoring function."""
+    x = np.hstack([x, np.ones((len(x), 1))])
+    weights = np.linalg.solve(
+        x.T @ x + l2 * np.eye(x.shape[1]), x.T @ np.eye(3)[y]
+    )
+    return lambda z: np.hstack([z, np.ones((len(z), 1))]) @ weights
+
+
 def test_synthetic_bag_of_words_per_sentence_is_at_chance():
-    """Naive Bayes on the words of the premise and the hypothesis (as two
-    separate bags) learns nothing that carries over to new examples."""
+    """A linear classifier on the word counts of the premise and of the
+    hypothesis (two separate bags) learns nothing that carries over to new
+    examples (it scores about 0.35, chance is 1/3), while relating the
+    words gets every label right."""
     train = data.make_synthetic_entailment(3000, seed=2).examples
     test = data.make_synthetic_entailment(3000, seed=3).examples
     vocabulary = sorted(
-        {w for s in train.premises for w in s.split()}
-        | {w for s in train.hypotheses for w in s.split()}
+        {w for s in train.premises + train.hypotheses for w in s.split()}
     )
     index = {word: i for i, word in enumerate(vocabulary)}
 
-    def features(examples):
-        x = np.zeros((len(examples), 2 * len(vocabulary)))
-        for n, (p, h) in enumerate(zip(examples.premises, examples.hypotheses)):
-            for word in p.split():
+    def bags(sentences):
+        x = np.zeros((len(sentences), len(vocabulary)))
+        for n, sentence in enumerate(sentences):
+            for word in sentence.split():
                 x[n, index[word]] += 1
-            for word in h.split():
-                x[n, len(vocabulary) + index.get(word, 0)] += 1
         return x
 
-    x, y = features(train), np.array(train.labels)
-    log_rates = np.log(
-        np.stack([x[y == c].sum(0) + 1 for c in range(3)])
-        / np.stack([x[y == c].sum() + x.shape[1] for c in range(3)])[:, None]
-    )
-    fit = ((x @ log_rates.T).argmax(1) == y).mean()
-    held_out = (
-        (features(test) @ log_rates.T).argmax(1) == np.array(test.labels)
-    ).mean()
-    assert held_out < 0.38, (fit, held_out)
+    def accuracy(features):
+        model = _linear_classifier(features(train), np.array(train.labels))
+        predictions = model(features(test)).argmax(1)
+        return (predictions == np.array(test.labels)).mean()
+
+    def separate(examples):
+        return np.hstack([bags(examples.premises), bags(examples.hypotheses)])
+
+    assert accuracy(separate) < 0.4  # chance: 1/3
     # The same pairs labelled by aligning words: always right.
     relation = [_relation(p, h) for p, h in zip(test.premises, test.hypotheses)]
     assert relation == [data.LABELS[label] for label in test.labels]
