@@ -4,6 +4,8 @@
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
     attention-zoo train translation [--data FILE] [--epochs N] ...
     attention-zoo translate DIR "text" ...
+    attention-zoo train entailment [--data PATH] [--epochs N] ...
+    attention-zoo predict DIR --premise "..." --hypothesis "..."
 
 Each job's own flags follow its name; `attention-zoo train APP --help`
 lists them.
@@ -20,9 +22,11 @@ DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
 TRAINERS = {
+    "entailment": "applications.entailment.train",
     "translation": "applications.translation.train",
 }
 COMMANDS = {
+    "predict": "applications.entailment.predict",
     "translate": "applications.translation.serve",
 }
 DEFAULT_JOB = ["demo", "kernel-regression"]

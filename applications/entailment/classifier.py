@@ -158,6 +158,7 @@ class EntailmentClassifier:
             self.dataset(train_examples, shuffle=True),
             validation_data=validation,
             epochs=epochs or self.config.epochs,
+            shuffle=False,  # the dataset shuffles itself
             callbacks=callbacks,
             verbose=verbose,
         )

@@ -1,8 +1,8 @@
 """Held-out metrics and attention pictures for translation."""
 
-import os
-
 import numpy as np
+
+from applications.common.plots import plot_heatmap
 
 
 def alignment_accuracy(attention_maps, alignments):
@@ -38,29 +38,16 @@ def plot_attention(source_tokens, target_tokens, weights, path, title=None):
         weights: array `(target, source)`.
         path: the PNG to write.
         title: optional title.
+
+    Returns:
+        `path`.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    weights = np.asarray(weights, "float32")
-    if weights.shape != (len(target_tokens), len(source_tokens)):
-        raise ValueError(
-            f"weights {weights.shape} do not match {len(target_tokens)} "
-            f"target and {len(source_tokens)} source tokens"
-        )
-    height = 1.5 + 0.35 * len(target_tokens)
-    width = 2.0 + 0.45 * len(source_tokens)
-    fig, ax = plt.subplots(figsize=(width, height))
-    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(len(source_tokens)), source_tokens, rotation=90)
-    ax.set_yticks(range(len(target_tokens)), target_tokens)
-    ax.set_xlabel("source")
-    ax.set_ylabel("translation")
-    if title:
-        ax.set_title(title)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return plot_heatmap(
+        source_tokens,
+        target_tokens,
+        weights,
+        path,
+        title=title,
+        x_label="source",
+        y_label="translation",
+    )

@@ -1,0 +1,48 @@
+"""Attention heatmaps as PNG files (matplotlib, no display needed)."""
+
+import os
+
+import numpy as np
+
+
+def plot_heatmap(
+    x_tokens, y_tokens, weights, path, title=None, x_label="", y_label=""
+):
+    """Writes a heatmap PNG of attention weights in `[0, 1]`.
+
+    Args:
+        x_tokens: list of str, the columns, `len == weights.shape[1]`.
+        y_tokens: list of str, the rows, `len == weights.shape[0]`.
+        weights: array `(rows, columns)`.
+        path: the PNG to write (folders are created).
+        title: optional title.
+        x_label, y_label: axis labels.
+
+    Returns:
+        `path`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    weights = np.asarray(weights, "float32")
+    if weights.shape != (len(y_tokens), len(x_tokens)):
+        raise ValueError(
+            f"weights {weights.shape} do not match {len(y_tokens)} "
+            f"row and {len(x_tokens)} column tokens"
+        )
+    height = 1.5 + 0.35 * len(y_tokens)
+    width = 2.0 + 0.45 * len(x_tokens)
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
+    ax.set_xticks(range(len(x_tokens)), x_tokens, rotation=90)
+    ax.set_yticks(range(len(y_tokens)), y_tokens)
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    if title:
+        ax.set_title(title)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path

@@ -1,0 +1,78 @@
+"""`attention-zoo predict DIR --premise ... --hypothesis ...`: run an
+exported entailment classifier.
+
+DIR is a version folder (`saved_models/entailment/3`) or the folder that
+holds the versions (the highest is used). Only TensorFlow and TensorFlow
+Text are needed, as in TF Serving. Several `--premise` / `--hypothesis`
+pairs may be given; `--plot PNG` draws the first pair's alignment.
+"""
+
+import argparse
+import sys
+
+from applications.common.serving import resolve_version
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="attention-zoo predict",
+        description="Classify premise / hypothesis pairs with an exported "
+        "entailment SavedModel.",
+    )
+    parser.add_argument("directory", help="export folder or version folder")
+    parser.add_argument("--premise", action="append", required=True)
+    parser.add_argument("--hypothesis", action="append", required=True)
+    parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
+    args = parser.parse_args(argv)
+    if len(args.premise) != len(args.hypothesis):
+        parser.error(
+            f"got {len(args.premise)} --premise and {len(args.hypothesis)} "
+            "--hypothesis: give them in pairs"
+        )
+    try:
+        path = resolve_version(args.directory)
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    import tensorflow as tf
+
+    from applications.entailment.export import load_entailment
+
+    serve = load_entailment(path)
+    outputs = serve(
+        premise=tf.constant(args.premise),
+        hypothesis=tf.constant(args.hypothesis),
+    )
+    labels = [label.decode() for label in outputs["label"].numpy()]
+    probabilities = outputs["probabilities"].numpy()
+    for premise, hypothesis, label, row in zip(
+        args.premise, args.hypothesis, labels, probabilities
+    ):
+        shares = " ".join(f"{p:.3f}" for p in row)
+        print(f"{premise}\t{hypothesis}\t{label}\t{shares}")
+    if args.plot:
+        _plot(args, outputs["alignment"].numpy()[0], labels[0])
+    sys.stdout.flush()
+    return 0
+
+
+def _plot(args, alignment, label):
+    """The first pair's alignment over its words (tokens as the export's
+    WordPiece pieces are not returned, rows and columns are cut to the
+    non-zero block)."""
+    import numpy as np
+
+    from applications.common.plots import plot_heatmap
+
+    rows = int(np.sum(alignment.sum(-1) > 0))
+    columns = int(np.sum(alignment.sum(0) > 0))
+    weights = alignment[:rows, :columns]
+    path = plot_heatmap(
+        [str(j) for j in range(columns)],
+        [str(i) for i in range(rows)],
+        weights,
+        args.plot,
+        title=f"{args.premise[0]} / {args.hypothesis[0]}: {label}",
+        x_label="hypothesis token",
+        y_label="premise token",
+    )
+    print(f"wrote {path}")

@@ -1,0 +1,243 @@
+"""`attention-zoo train entailment`: data -> training -> metrics -> export.
+
+    attention-zoo train entailment                 # generated data
+    attention-zoo train entailment \\
+        --data ../shared/data/snli/esnli_infersent_format \\
+        --train-split dev --test-split test --epochs 10
+    attention-zoo train entailment --data ../shared/data/sick/SICK.txt.gz
+
+Progress bars per epoch and a checkpoint per epoch in `--run-dir`; a run
+that is interrupted and restarted with the same command resumes from its
+last finished epoch. After training: accuracy, per-class precision and
+recall and the confusion matrix on the validation and test splits, an
+alignment heatmap PNG for a test pair, and the export.
+"""
+
+import argparse
+import os
+
+from applications.common.training import has_backup
+from applications.entailment import data
+from applications.entailment.config import EntailmentConfig
+
+# A model that learns the generated data in a few minutes on 2 cores.
+SYNTHETIC_DEFAULTS = dict(
+    embedding_dim=64,
+    hidden_units=100,
+    vocabulary_size=500,
+    dropout=0.1,
+    learning_rate=3e-3,
+    epochs=15,
+)
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="attention-zoo train entailment",
+        description="Train a decomposable-attention entailment classifier, "
+        "evaluate it and export it.",
+    )
+    parser.add_argument(
+        "--data",
+        help="SNLI/MultiNLI .jsonl, a folder of s1/s2/labels.<split> files, "
+        "SICK.txt, or premise<TAB>hypothesis<TAB>label .tsv; default: "
+        "generated data",
+    )
+    parser.add_argument("--format", default="auto", choices=data.FORMATS)
+    parser.add_argument(
+        "--train-split",
+        help="split to train on (folder of split files: default 'train'; "
+        "SICK: 'train')",
+    )
+    parser.add_argument(
+        "--test-split",
+        help="split to test on (folder of split files: default 'test'; "
+        "SICK: 'test')",
+    )
+    parser.add_argument(
+        "--validation-fraction",
+        type=float,
+        default=0.1,
+        help="share of the training data held out for validation (SICK "
+        "uses its TRIAL split instead)",
+    )
+    parser.add_argument("--synthetic-examples", type=int, default=8000)
+    parser.add_argument("--intra-attention", action="store_true")
+    parser.add_argument(
+        "--no-attention",
+        action="store_true",
+        help="train the no-attention baseline instead",
+    )
+    parser.add_argument("--word-vectors", help="GloVe/word2vec text file")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--embedding-dim", type=int)
+    parser.add_argument("--hidden-units", type=int)
+    parser.add_argument("--vocabulary-size", type=int)
+    parser.add_argument("--max-length", type=int)
+    parser.add_argument("--dropout", type=float)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument(
+        "--run-dir",
+        default="outputs/entailment",
+        help="checkpoints, vocabulary, config, pictures",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="export a new version under DIR (e.g. saved_models/entailment)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _config(args, synthetic):
+    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
+    values.update(
+        seed=args.seed,
+        intra_attention=args.intra_attention,
+        attention=not args.no_attention,
+    )
+    for field in (
+        "epochs",
+        "batch_size",
+        "embedding_dim",
+        "hidden_units",
+        "vocabulary_size",
+        "max_length",
+        "dropout",
+        "learning_rate",
+    ):
+        if getattr(args, field) is not None:
+            values[field] = getattr(args, field)
+    return EntailmentConfig(**values)
+
+
+def load_splits(args):
+    """`(train, validation, test)` `EntailmentExamples` for the flags."""
+    if not args.data:
+        generated = data.make_synthetic_entailment(
+            args.synthetic_examples, seed=args.seed
+        )
+        train, validation = data.split_examples(
+            generated.examples, args.validation_fraction, seed=args.seed
+        )
+        test = data.make_synthetic_entailment(
+            max(args.synthetic_examples // 8, 1), seed=args.seed + 1
+        ).examples
+        return train, validation, test
+    format = args.format
+    if format == "auto":
+        format = data._detect_format(args.data)
+    if format in ("three-files", "sick"):
+        train = data.load_examples(
+            args.data, format, split=args.train_split or "train"
+        )
+        test = data.load_examples(
+            args.data, format, split=args.test_split or "test"
+        )
+        if format == "sick":
+            validation = data.load_examples(args.data, format, split="trial")
+        else:
+            train, validation = data.split_examples(
+                train, args.validation_fraction, seed=args.seed
+            )
+        return train, validation, test
+    if args.train_split or args.test_split:
+        raise SystemExit(
+            f"--train-split/--test-split apply to folders of split files and "
+            f"SICK, not to {format!r} files"
+        )
+    examples = data.load_examples(args.data, format)
+    rest, test = data.split_examples(
+        examples, args.validation_fraction, seed=args.seed
+    )
+    train, validation = data.split_examples(
+        rest, args.validation_fraction, seed=args.seed + 1
+    )
+    return train, validation, test
+
+
+def print_report(name, report):
+    """Accuracy, per-class precision / recall and the confusion matrix."""
+    print(f"{name}: accuracy {report['accuracy']:.2%} ({report['examples']})")
+    width = max(len(label) for label in data.LABELS)
+    header = " ".join(f"{label[:5]:>6}" for label in data.LABELS)
+    corner = "true \\ predicted"
+    print(f"  {corner:>{width}}  {header}   precision  recall")
+    for i, label in enumerate(data.LABELS):
+        row = " ".join(f"{n:>6}" for n in report["confusion"][i])
+        print(
+            f"  {label:>{width}}  {row}   {report['precision'][label]:9.2%}"
+            f"  {report['recall'][label]:6.2%}"
+        )
+
+
+def main(argv=None):
+    from applications.common.plots import plot_heatmap
+    from applications.entailment.classifier import EntailmentClassifier
+
+    args = _parser().parse_args(argv)
+    train, validation, test = load_splits(args)
+    print(
+        f"{len(train)} train, {len(validation)} validation, {len(test)} "
+        f"test pairs; train labels {train.label_counts()}"
+    )
+    run_dir = args.run_dir
+    if has_backup(run_dir):
+        print(f"Resuming the interrupted run in {run_dir}")
+        classifier = EntailmentClassifier.load_assets(run_dir)
+    else:
+        classifier = EntailmentClassifier(_config(args, not args.data))
+        if args.word_vectors:
+            _start_from_word_vectors(classifier, train, args.word_vectors)
+    classifier.fit(train, validation, checkpoint_dir=run_dir)
+    print(f"parameters: {classifier.model.count_params():,}")
+    print_report("validation", classifier.evaluate(validation))
+    report = classifier.evaluate(test)
+    print_report("test", report)
+    for i in range(min(3, len(test))):
+        print(
+            f"  {test.premises[i]!r} / {test.hypotheses[i]!r}: "
+            f"{report['predictions'][i]} (true: {data.LABELS[test.labels[i]]})"
+        )
+    if classifier.config.attention and len(test):
+        result = classifier.predict(test.premises[:1], test.hypotheses[:1])
+        path = plot_heatmap(
+            result["hypothesis_tokens"][0],
+            result["premise_tokens"][0],
+            result["alignment"][0],
+            os.path.join(run_dir, "alignment.png"),
+            title=f"{result['labels'][0]} "
+            f"(true: {data.LABELS[test.labels[0]]})",
+            x_label="hypothesis",
+            y_label="premise",
+        )
+        print(f"wrote {path}")
+    if args.export:
+        from attention_zoo.export import next_version
+
+        version_dir = os.path.join(args.export, str(next_version(args.export)))
+        classifier.export(version_dir)
+        print(f"exported {version_dir}")
+    return 0
+
+
+def _start_from_word_vectors(classifier, train, path):
+    from applications.common.word_vectors import coverage_report
+    from applications.common.word_vectors import load_word_vectors
+    from applications.common.wordpiece import SubwordTokenizer
+
+    config = classifier.config
+    classifier.tokenizer = SubwordTokenizer.train(
+        list(train.premises) + list(train.hypotheses),
+        vocabulary_size=config.vocabulary_size,
+        lowercase=config.lowercase,
+        normalization=config.normalization,
+    )
+    vocabulary = classifier.tokenizer.vocabulary
+    matrix, found = load_word_vectors(
+        path, vocabulary, embedding_dim=config.embedding_dim, lowercase=True
+    )
+    print(coverage_report(found, vocabulary))
+    classifier.embeddings = matrix

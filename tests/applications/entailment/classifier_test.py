@@ -1,0 +1,251 @@
+"""EntailmentClassifier end to end on generated data: fit, predict,
+evaluate, save/load, export, resume."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.entailment import data
+from applications.entailment.classifier import EntailmentClassifier
+from applications.entailment.classifier import classification_report
+from applications.entailment.config import EntailmentConfig
+from tests import export_testing
+
+TINY = EntailmentConfig(
+    embedding_dim=12,
+    hidden_units=10,
+    vocabulary_size=300,
+    max_length=16,
+    batch_size=32,
+    epochs=1,
+)
+
+
+@pytest.fixture(scope="module")
+def generated():
+    return data.make_synthetic_entailment(400, seed=0).examples
+
+
+@pytest.fixture(scope="module", params=["attention", "baseline"])
+def classifier(request, generated):
+    config = TINY.replace(attention=request.param == "attention")
+    classifier = EntailmentClassifier(config)
+    classifier.fit(generated.select(range(320)), verbose=0)
+    return classifier
+
+
+def test_config_checks_and_json_round_trip():
+    with pytest.raises(ValueError, match="hidden_units"):
+        EntailmentConfig(hidden_units=0)
+    with pytest.raises(ValueError, match="dropout"):
+        EntailmentConfig(dropout=1.0)
+    with pytest.raises(ValueError, match="intra_attention"):
+        EntailmentConfig(attention=False, intra_attention=True)
+    config = TINY.replace(intra_attention=True)
+    assert EntailmentConfig.from_json(config.to_json()) == config
+    with pytest.raises(ValueError, match="Unknown"):
+        EntailmentConfig.from_json('{"units": 3}')
+
+
+def test_predict_returns_labels_probabilities_and_alignment(
+    classifier, generated
+):
+    premises = generated.premises[:5] + [""]
+    hypotheses = generated.hypotheses[:5] + ["a dog"]
+    result = classifier.predict(premises, hypotheses)
+    assert len(result["labels"]) == 6
+    assert set(result["labels"]) <= set(data.LABELS)
+    probabilities = result["probabilities"]
+    assert probabilities.shape == (6, 3) and probabilities.dtype == np.float32
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    assert result["labels"] == [
+        data.LABELS[i] for i in probabilities.argmax(-1)
+    ]
+    if not classifier.config.attention:
+        assert "alignment" not in result
+        return
+    for i, weights in enumerate(result["alignment"]):
+        m = len(result["premise_tokens"][i])
+        n = len(result["hypothesis_tokens"][i])
+        assert weights.shape == (m, n)
+        if m and n:
+            np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    # One pair alone gives what it gets in a batch (bucket padding).
+    alone = classifier.predict(premises[1:2], hypotheses[1:2])
+    np.testing.assert_allclose(
+        alone["probabilities"][0], probabilities[1], atol=1e-5
+    )
+    np.testing.assert_allclose(
+        alone["alignment"][0], result["alignment"][1], atol=1e-5
+    )
+
+
+def test_classification_report_against_hand_counts():
+    labels = [0, 0, 1, 2, 2, 2]
+    predictions = [0, 1, 1, 2, 0, 2]
+    report = classification_report(labels, predictions)
+    assert report["confusion"].tolist() == [[1, 1, 0], [0, 1, 0], [1, 0, 2]]
+    assert report["accuracy"] == pytest.approx(4 / 6)
+    assert report["precision"]["entailment"] == pytest.approx(1 / 2)
+    assert report["recall"]["contradiction"] == pytest.approx(2 / 3)
+    assert report["precision"]["neutral"] == pytest.approx(1 / 2)
+
+
+def test_evaluate_matches_predict(classifier, generated):
+    held_out = generated.select(range(320, 400))
+    report = classifier.evaluate(held_out)
+    predicted = classifier.predict(held_out.premises, held_out.hypotheses)
+    hits = [
+        data.LABELS[t] == p
+        for t, p in zip(held_out.labels, predicted["labels"])
+    ]
+    assert report["accuracy"] == pytest.approx(np.mean(hits))
+    assert report["confusion"].sum() == len(held_out)
+
+
+def test_save_and_load_predict_alike(classifier, generated, tmp_path):
+    classifier.save(tmp_path)
+    loaded = EntailmentClassifier.load(tmp_path)
+    a = classifier.predict(generated.premises[:4], generated.hypotheses[:4])
+    b = loaded.predict(generated.premises[:4], generated.hypotheses[:4])
+    np.testing.assert_allclose(
+        b["probabilities"], a["probabilities"], atol=1e-6
+    )
+
+
+def test_export_serves_the_same_predictions_without_the_project(
+    classifier, generated, tmp_path
+):
+    premises = generated.premises[:4] + [""]
+    hypotheses = generated.hypotheses[:4] + ["   "]
+    expected = classifier.predict(premises, hypotheses)
+    path = str(tmp_path / "entailment" / "1")
+    classifier.export(path)
+    served = export_testing.run_without_project(
+        f"""
+model = tf.saved_model.load({path!r})
+serve = model.signatures["serving_default"]
+out = serve(premise=tf.constant({premises!r}),
+            hypothesis=tf.constant({hypotheses!r}))
+emit({{
+    "label": [t.decode() for t in out["label"].numpy()],
+    "probabilities": out["probabilities"].numpy().tolist(),
+    "alignment": out["alignment"].numpy().tolist(),
+    "alignment_dtype": out["alignment"].dtype.name,
+    "inputs": sorted(serve.structured_input_signature[1]),
+    "outputs": sorted(serve.structured_outputs),
+}})
+"""
+    )
+    assert served["inputs"] == ["hypothesis", "premise"]
+    assert served["outputs"] == ["alignment", "label", "probabilities"]
+    assert served["label"] == expected["labels"]
+    np.testing.assert_allclose(
+        served["probabilities"], expected["probabilities"], atol=1e-5
+    )
+    alignment = np.array(served["alignment"])
+    assert served["alignment_dtype"] == "float32"
+    m = max(len(t) for t in expected["premise_tokens"])
+    n = max(len(t) for t in expected["hypothesis_tokens"])
+    assert alignment.shape == (5, m, n)
+    if classifier.config.attention:
+        for i, weights in enumerate(expected["alignment"]):
+            rows, columns = weights.shape
+            np.testing.assert_allclose(
+                alignment[i, :rows, :columns], weights, atol=1e-5
+            )
+    else:
+        assert np.all(alignment == 0)
+
+
+def test_exported_graph_uses_only_tensorflow_and_text_ops(classifier, tmp_path):
+    path = str(tmp_path / "export")
+    classifier.export(path)
+    ops = export_testing.saved_model_ops(path)
+    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
+
+
+def test_bad_input_gives_clear_errors(classifier, generated, tmp_path):
+    with pytest.raises(TypeError, match="premises"):
+        classifier.predict("a dog", "an animal")
+    with pytest.raises(ValueError, match="same length"):
+        classifier.predict(["a", "b"], ["c"])
+    with pytest.raises(TypeError, match="EntailmentExamples"):
+        classifier.evaluate([("a", "b", 0)])
+    with pytest.raises(ValueError, match="no model"):
+        EntailmentClassifier(TINY).predict(["a"], ["b"])
+    path = str(tmp_path / "export")
+    classifier.export(path)
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same length"):
+        serve(premise=tf.constant(["a", "b"]), hypothesis=tf.constant(["c"]))
+    empty = serve(
+        premise=tf.constant([], tf.string),
+        hypothesis=tf.constant([], tf.string),
+    )
+    assert empty["probabilities"].shape == (0, 3)
+
+
+class _Interrupt(Exception):
+    pass
+
+
+class _InterruptAtEpoch(keras.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise _Interrupt()
+
+
+def test_interrupted_fit_resumes_from_its_last_epoch(generated, tmp_path):
+    run_dir = str(tmp_path / "run")
+    train = generated.select(range(96))
+    first = EntailmentClassifier(TINY)
+    with pytest.raises(_Interrupt):
+        first.fit(
+            train,
+            epochs=3,
+            checkpoint_dir=run_dir,
+            callbacks=[_InterruptAtEpoch(2)],
+            verbose=0,
+        )
+    saved = [w.copy() for w in first.model.get_weights()]
+    resumed = EntailmentClassifier.load_assets(run_dir)
+    epochs_run = []
+    resumed.fit(
+        train,
+        epochs=3,
+        checkpoint_dir=run_dir,
+        callbacks=[
+            keras.callbacks.LambdaCallback(
+                on_epoch_begin=lambda epoch, logs: epochs_run.append(epoch)
+            )
+        ],
+        verbose=0,
+    )
+    assert epochs_run == [2]
+    assert not np.allclose(saved[0], resumed.model.get_weights()[0])
+    assert os.path.exists(os.path.join(run_dir, "model.weights.h5"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("intra_attention", [False, True])
+def test_short_training_learns_the_generated_data(intra_attention):
+    from applications.entailment.train import SYNTHETIC_DEFAULTS
+
+    generated = data.make_synthetic_entailment(6000, seed=3)
+    train, validation = data.split_examples(generated.examples, 0.1, seed=3)
+    config = EntailmentConfig(
+        **dict(SYNTHETIC_DEFAULTS, epochs=10), intra_attention=intra_attention
+    )
+    classifier = EntailmentClassifier(config)
+    classifier.fit(train, verbose=0)
+    report = classifier.evaluate(validation)
+    assert report["accuracy"] > 0.8, report
