@@ -509,7 +509,7 @@ def load_examples(path, format="auto", split=None):
         )
     path = os.fspath(path)
     if format == "auto":
-        format = _detect_format(path)
+        format = detect_format(path)
     if format == "three-files":
         if not os.path.isdir(path):
             raise ValueError(
@@ -542,7 +542,7 @@ def _label_header(path):
     return len(fields) > 2 and fields[2].strip().lower() in TSV_LABEL_NAMES
 
 
-def _detect_format(path):
+def detect_format(path):
     """The format of `path` for `load_examples(format="auto")`."""
     formats = ", ".join(repr(f) for f in FORMATS[1:])
     if os.path.isdir(path):

@@ -128,7 +128,7 @@ def load_splits(args):
         return train, validation, test
     format = args.format
     if format == "auto":
-        format = data._detect_format(args.data)
+        format = data.detect_format(args.data)
     if format in ("three-files", "sick"):
         train = data.load_examples(
             args.data, format, split=args.train_split or "train"
