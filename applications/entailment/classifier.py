@@ -170,7 +170,7 @@ class EntailmentClassifier:
     def predict_function(self):
         """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA.
 
-        The ids are PAD-filled to bucketed shapes first (see
+        Both are PAD-filled to one bucketed shape first (see
         `applications.common.buckets`), so XLA compiles for a few shapes.
         The dict has `probabilities` `(B, 3)` and, for attention models,
         `alignment` `(B, m, n)`.
@@ -188,8 +188,15 @@ class EntailmentClassifier:
             )
 
             def predict(premise_ids, hypothesis_ids):
-                premise, batch, m = buckets.pad_to_buckets(premise_ids)
-                hypothesis, _, n = buckets.pad_to_buckets(hypothesis_ids)
+                # Both sentences padded to one bucketed length: fewer shapes.
+                m, n = tf.shape(premise_ids)[1], tf.shape(hypothesis_ids)[1]
+                longest = tf.maximum(m, n)
+                premise, batch, _ = buckets.pad_to_buckets(
+                    tf.pad(premise_ids, [[0, 0], [0, longest - m]])
+                )
+                hypothesis, _, _ = buckets.pad_to_buckets(
+                    tf.pad(hypothesis_ids, [[0, 0], [0, longest - n]])
+                )
                 outputs = compiled(
                     {"premise": premise, "hypothesis": hypothesis}
                 )
