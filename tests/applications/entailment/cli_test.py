@@ -1,0 +1,114 @@
+"""`attention-zoo train entailment` and `attention-zoo predict`."""
+
+import gzip
+
+import pytest
+
+from applications import cli
+from applications.entailment import data
+
+
+def _train(tmp_path, *flags):
+    return cli.main(
+        [
+            "train",
+            "entailment",
+            "--epochs",
+            "1",
+            "--embedding-dim",
+            "8",
+            "--hidden-units",
+            "8",
+            "--run-dir",
+            str(tmp_path / "run"),
+            *flags,
+        ]
+    )
+
+
+def test_train_on_generated_data_exports_and_predicts(tmp_path, capsys):
+    export_dir = tmp_path / "saved_models" / "entailment"
+    code = _train(
+        tmp_path,
+        "--synthetic-examples",
+        "300",
+        "--intra-attention",
+        "--export",
+        str(export_dir),
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "validation: accuracy" in out and "test: accuracy" in out
+    assert "precision" in out and "contradiction" in out
+    run = tmp_path / "run"
+    assert (run / "alignment.png").read_bytes().startswith(b"\x89PNG")
+    assert (run / "model.weights.h5").exists()
+    assert (export_dir / "1" / "saved_model.pb").exists()
+
+    example = data.make_synthetic_entailment(1, seed=9).examples
+    plot = tmp_path / "pair.png"
+    argv = [
+        "predict",
+        str(export_dir),
+        "--premise",
+        example.premises[0],
+        "--hypothesis",
+        example.hypotheses[0],
+        "--plot",
+        str(plot),
+    ]
+    assert cli.main(argv) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    premise, hypothesis, label, shares = line.split("\t")
+    assert (premise, hypothesis) == (
+        example.premises[0],
+        example.hypotheses[0],
+    )
+    assert label in data.LABELS
+    assert abs(sum(float(p) for p in shares.split()) - 1.0) < 1e-2
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_train_on_a_folder_of_split_files(tmp_path, capsys):
+    folder = tmp_path / "snli"
+    folder.mkdir()
+    generated = data.make_synthetic_entailment(200, seed=4).examples
+    for split, part in (("dev", range(0, 150)), ("test", range(150, 200))):
+        subset = generated.select(part)
+        for name, lines in (
+            ("s1", subset.premises),
+            ("s2", subset.hypotheses),
+            ("labels", [data.LABELS[i] for i in subset.labels]),
+        ):
+            with gzip.open(folder / f"{name}.{split}.gz", "wt") as f:
+                f.write("".join(line + " \n" for line in lines))
+    code = _train(
+        tmp_path,
+        "--data",
+        str(folder),
+        "--train-split",
+        "dev",
+        "--no-attention",
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "test: accuracy" in out and "(50)" in out
+    assert not (tmp_path / "run" / "alignment.png").exists()
+
+
+def test_predict_names_a_folder_without_a_model(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(
+            ["predict", str(tmp_path), "--premise", "a", "--hypothesis", "b"]
+        )
+    assert "No SavedModel" in capsys.readouterr().err
+
+
+def test_train_reports_a_bad_data_line(tmp_path):
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text(
+        "a dog runs\tan animal runs\tentailment\na cat\ta dog\tmaybe\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"pairs.tsv:2"):
+        _train(tmp_path, "--data", str(bad))
