@@ -25,7 +25,8 @@ SYNTHETIC_DEFAULTS = dict(
     embedding_dim=64,
     hidden_units=100,
     vocabulary_size=500,
-    dropout=0.1,
+    dropout=0.0,
+    batch_size=64,
     learning_rate=3e-3,
     epochs=15,
 )
