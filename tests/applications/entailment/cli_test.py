@@ -112,3 +112,38 @@ def test_train_reports_a_bad_data_line(tmp_path):
     )
     with pytest.raises(ValueError, match=r"pairs.tsv:2"):
         _train(tmp_path, "--data", str(bad))
+
+
+def test_train_starts_from_word_vectors(tmp_path, capsys):
+    generated = data.make_synthetic_entailment(200, seed=6).examples
+    words = sorted(
+        {
+            w
+            for s in generated.premises + generated.hypotheses
+            for w in s.split()
+        }
+    )
+    known = words[: len(words) // 2]
+    vectors = tmp_path / "vectors.txt"
+    rng = __import__("numpy").random.default_rng(0)
+    vectors.write_text(
+        "".join(
+            w + " " + " ".join(f"{v:.4f}" for v in rng.normal(size=8)) + "\n"
+            for w in known
+        ),
+        encoding="utf-8",
+    )
+    code = _train(
+        tmp_path,
+        "--synthetic-examples",
+        "200",
+        "--word-vectors",
+        str(vectors),
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    vocabulary = (tmp_path / "run" / "vocabulary" / "vocabulary.txt").read_text(
+        encoding="utf-8"
+    )
+    found = len(set(vocabulary.splitlines()) & set(known))
+    assert 0 < found and f"{found} of" in out and "found" in out
