@@ -117,31 +117,41 @@ def read_jsonl(path, keys, encoding="utf-8", max_rows=None):
     for line_number, text in iter_lines(path, encoding):
         if max_rows is not None and len(rows) >= max_rows:
             break
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise line_error(path, line_number, f"invalid JSON: {error}")
-        if not isinstance(record, dict):
+        rows.append(parse_jsonl_line(path, line_number, text, keys))
+    return rows
+
+
+def parse_jsonl_line(path, line_number, text, keys):
+    """The string fields `keys` of one JSON line, as a tuple of str.
+
+    Raises:
+        ValueError: `path:line: ...` for invalid JSON, a line that is not an
+            object, a missing key, or a value that is not a non-empty string.
+    """
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise line_error(path, line_number, f"invalid JSON: {error}")
+    if not isinstance(record, dict):
+        raise line_error(
+            path,
+            line_number,
+            f"expected a JSON object, found {type(record).__name__}",
+        )
+    row = []
+    for key in keys:
+        if key not in record:
             raise line_error(
                 path,
                 line_number,
-                f"expected a JSON object, found {type(record).__name__}",
+                f"missing key {key!r} (keys: {sorted(record)})",
             )
-        row = []
-        for key in keys:
-            if key not in record:
-                raise line_error(
-                    path,
-                    line_number,
-                    f"missing key {key!r} (keys: {sorted(record)})",
-                )
-            value = record[key]
-            if not isinstance(value, str) or not value.strip():
-                raise line_error(
-                    path,
-                    line_number,
-                    f"key {key!r} must be a non-empty string, found {value!r}",
-                )
-            row.append(value.strip())
-        rows.append(tuple(row))
-    return rows
+        value = record[key]
+        if not isinstance(value, str) or not value.strip():
+            raise line_error(
+                path,
+                line_number,
+                f"key {key!r} must be a non-empty string, found {value!r}",
+            )
+        row.append(value.strip())
+    return tuple(row)

@@ -59,6 +59,19 @@ class EntailmentClassifier:
 
     # -- training ---------------------------------------------------------
 
+    def ensure_tokenizer(self, examples):
+        """Learns the WordPiece vocabulary from the sentences of
+        `examples` unless the classifier has a tokenizer already."""
+        if self.tokenizer is None:
+            config = self.config
+            self.tokenizer = SubwordTokenizer.train(
+                list(examples.premises) + list(examples.hypotheses),
+                vocabulary_size=config.vocabulary_size,
+                lowercase=config.lowercase,
+                normalization=config.normalization,
+            )
+        return self.tokenizer
+
     def build(self):
         """Builds and compiles the model (the tokenizer must exist)."""
         config = self.config
@@ -137,14 +150,7 @@ class EntailmentClassifier:
         _check_examples(train_examples)
         if not len(train_examples):
             raise ValueError("`train_examples` is empty.")
-        if self.tokenizer is None:
-            config = self.config
-            self.tokenizer = SubwordTokenizer.train(
-                list(train_examples.premises) + list(train_examples.hypotheses),
-                vocabulary_size=config.vocabulary_size,
-                lowercase=config.lowercase,
-                normalization=config.normalization,
-            )
+        self.ensure_tokenizer(train_examples)
         if self.model is None or self.model.optimizer is None:
             self.build()
         callbacks = list(callbacks)

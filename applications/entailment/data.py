@@ -18,13 +18,13 @@ Labels are class ids into `LABELS`. Every loader drops pairs labelled `"-"`
 """
 
 import dataclasses
-import json
 import os
 
 import numpy as np
 
 from applications.common.loaders import iter_lines
 from applications.common.loaders import line_error
+from applications.common.loaders import parse_jsonl_line
 
 LABELS = ("entailment", "neutral", "contradiction")  # class id = index
 NO_LABEL = "-"  # SNLI: the annotators did not agree
@@ -180,41 +180,9 @@ def load_snli_jsonl(path, max_examples=None):
     for line_number, text in iter_lines(path):
         if builder.full():
             break
-        row = _parse_jsonl_line(path, line_number, text, keys)
+        row = parse_jsonl_line(path, line_number, text, keys)
         builder.add(*row, path, line_number)
     return builder.build()
-
-
-def _parse_jsonl_line(path, line_number, text, keys):
-    """The string fields `keys` of one JSON line, checked as `read_jsonl`
-    checks them (which gives no line numbers to report a bad label)."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise line_error(path, line_number, f"invalid JSON: {error}")
-    if not isinstance(record, dict):
-        raise line_error(
-            path,
-            line_number,
-            f"expected a JSON object, found {type(record).__name__}",
-        )
-    row = []
-    for key in keys:
-        if key not in record:
-            raise line_error(
-                path,
-                line_number,
-                f"missing key {key!r} (keys: {sorted(record)})",
-            )
-        value = record[key]
-        if not isinstance(value, str) or not value.strip():
-            raise line_error(
-                path,
-                line_number,
-                f"key {key!r} must be a non-empty string, found {value!r}",
-            )
-        row.append(value.strip())
-    return row
 
 
 _THREE = ("premise", "hypothesis", "label")

@@ -227,15 +227,9 @@ def main(argv=None):
 def _start_from_word_vectors(classifier, train, path):
     from applications.common.word_vectors import coverage_report
     from applications.common.word_vectors import load_word_vectors
-    from applications.common.wordpiece import SubwordTokenizer
 
     config = classifier.config
-    classifier.tokenizer = SubwordTokenizer.train(
-        list(train.premises) + list(train.hypotheses),
-        vocabulary_size=config.vocabulary_size,
-        lowercase=config.lowercase,
-        normalization=config.normalization,
-    )
+    classifier.ensure_tokenizer(train)
     vocabulary = classifier.tokenizer.vocabulary
     matrix, found = load_word_vectors(
         path, vocabulary, embedding_dim=config.embedding_dim, lowercase=True

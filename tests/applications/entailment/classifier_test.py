@@ -1,9 +1,6 @@
 """EntailmentClassifier end to end on generated data: fit, predict,
 evaluate, save/load, export, resume."""
 
-import os
-
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -13,6 +10,7 @@ from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.classifier import classification_report
 from applications.entailment.config import EntailmentConfig
 from tests import export_testing
+from tests.resume_testing import check_fit_resumes
 
 TINY = EntailmentConfig(
     embedding_dim=12,
@@ -190,49 +188,14 @@ def test_bad_input_gives_clear_errors(classifier, generated, tmp_path):
     assert empty["probabilities"].shape == (0, 3)
 
 
-class _Interrupt(Exception):
-    pass
-
-
-class _InterruptAtEpoch(keras.callbacks.Callback):
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise _Interrupt()
-
-
 def test_interrupted_fit_resumes_from_its_last_epoch(generated, tmp_path):
-    run_dir = str(tmp_path / "run")
-    train = generated.select(range(96))
-    first = EntailmentClassifier(TINY)
-    with pytest.raises(_Interrupt):
-        first.fit(
-            train,
-            epochs=3,
-            checkpoint_dir=run_dir,
-            callbacks=[_InterruptAtEpoch(2)],
-            verbose=0,
-        )
-    saved = [w.copy() for w in first.model.get_weights()]
-    resumed = EntailmentClassifier.load_assets(run_dir)
-    epochs_run = []
-    resumed.fit(
-        train,
-        epochs=3,
-        checkpoint_dir=run_dir,
-        callbacks=[
-            keras.callbacks.LambdaCallback(
-                on_epoch_begin=lambda epoch, logs: epochs_run.append(epoch)
-            )
-        ],
-        verbose=0,
+    first, resumed = check_fit_resumes(
+        lambda: EntailmentClassifier(TINY),
+        EntailmentClassifier.load_assets,
+        generated.select(range(96)),
+        str(tmp_path / "run"),
     )
-    assert epochs_run == [2]
-    assert not np.allclose(saved[0], resumed.model.get_weights()[0])
-    assert os.path.exists(os.path.join(run_dir, "model.weights.h5"))
+    assert resumed.tokenizer.vocabulary == first.tokenizer.vocabulary
 
 
 @pytest.mark.slow

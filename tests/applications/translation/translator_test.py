@@ -2,7 +2,6 @@
 
 import os
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,6 +10,7 @@ from applications.translation import data
 from applications.translation.config import TranslationConfig
 from applications.translation.translator import Translator
 from tests import export_testing
+from tests.resume_testing import check_fit_resumes
 
 TINY = TranslationConfig(
     embedding_dim=16,
@@ -235,51 +235,13 @@ def test_saved_model_cli_lists_the_signature(translator, tmp_path):
     assert "outputs['attention']" in shown and "DT_FLOAT" in shown
 
 
-class _Interrupt(Exception):
-    pass
-
-
-class _InterruptAtEpoch(keras.callbacks.Callback):
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise _Interrupt()
-
-
 def test_interrupted_fit_resumes_from_its_last_epoch(synthetic, tmp_path):
-    run_dir = str(tmp_path / "run")
-    pairs = synthetic.pairs[:128]
-    first = Translator(TINY)
-    with pytest.raises(_Interrupt):
-        first.fit(
-            pairs,
-            epochs=3,
-            checkpoint_dir=run_dir,
-            callbacks=[_InterruptAtEpoch(2)],
-            verbose=0,
-        )
-    assert os.path.exists(os.path.join(run_dir, "model.weights.h5"))
-    expected = first.model.get_weights()
-
-    resumed = Translator.load_assets(run_dir)
+    first, resumed = check_fit_resumes(
+        lambda: Translator(TINY),
+        Translator.load_assets,
+        synthetic.pairs[:128],
+        str(tmp_path / "run"),
+    )
     assert (
         resumed.source_tokenizer.vocabulary == first.source_tokenizer.vocabulary
     )
-    seen = []
-
-    class Record(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            seen.append(epoch)
-            # Weights restored from the end of epoch 1 before epoch 2 runs.
-            if epoch == 2:
-                for a, b in zip(self.model.get_weights(), expected):
-                    np.testing.assert_allclose(a, b)
-
-    history = resumed.fit(
-        pairs, epochs=3, checkpoint_dir=run_dir, callbacks=[Record()], verbose=0
-    )
-    assert seen == [2]
-    assert len(history.history["loss"]) == 1
