@@ -1,0 +1,1 @@
+"""Image captioning with spatial attention (show, attend and tell)."""
