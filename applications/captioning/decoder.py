@@ -1,0 +1,280 @@
+"""The show-attend-tell decoder: an LSTM with soft attention over an image.
+
+Following Xu et al. (2015) and the seeds' lecture notes on spatial
+attention, each position `i` of the CNN feature map is one annotation
+vector `a_i`. Before each word `t` the decoder looks at the image:
+
+- `alpha_t = softmax_i(score(h_{t-1}, a_i))` (this project's attention
+  layers; additive by default), `z_t = beta_t * sum_i alpha_ti a_i` with a
+  learned gate `beta_t = sigmoid(w^T h_{t-1} + b)`;
+- `h_t, c_t = LSTM([E y_{t-1}, z_t], h_{t-1}, c_t-1)`, starting from
+  `h_0 = tanh(W_h mean_i a_i)`, `c_0 = tanh(W_c mean_i a_i)`;
+- the "deep output" `p(y_t) = softmax(L_o(E y_{t-1} + L_hz [h_t, z_t]))`.
+
+`attention=None` gives the no-attention baseline: `z_t` is the mean
+feature at every step (and no gate).
+
+Training runs the recurrence with `keras.ops.scan` over the teacher-forced
+words; decoding (`step`) runs the same recurrence one word at a time, so
+both give the same logits. Dropout acts outside the recurrence (on the word
+embeddings and the deep output), which keeps the scanned function free of
+random state (as JAX needs).
+"""
+
+import keras
+from keras import ops
+
+from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
+from attention_zoo.layers import AdditiveAttention
+from attention_zoo.layers import BilinearAttention
+
+ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
+
+
+def attention_penalty(weights, step_mask=None):
+    """The doubly stochastic attention penalty, per example.
+
+    `sum_i (1 - sum_t alpha_ti)^2`: it pushes every image position to get
+    about as much attention, summed over the caption, as one word's worth
+    (Xu et al. 2015, eq. 14). Steps where `step_mask` is False (padding
+    after the caption) do not count.
+
+    Args:
+        weights: float `(B, T, L)` attention weights.
+        step_mask: optional bool `(B, T)`.
+
+    Returns:
+        float32 `(B,)`.
+    """
+    weights = ops.cast(weights, "float32")
+    if step_mask is not None:
+        weights = weights * ops.cast(step_mask, "float32")[:, :, None]
+    total = ops.sum(weights, axis=1)  # (B, L)
+    return ops.sum(ops.square(1.0 - total), axis=-1)
+
+
+@keras.saving.register_keras_serializable(
+    package="captioning", name="AttentionLSTMDecoder"
+)
+class AttentionLSTMDecoder(keras.layers.Layer):
+    """Show-attend-tell LSTM decoder over a set of image features.
+
+    Letters: `B` batch, `L` feature positions (`H * W`), `D` feature width,
+    `T` caption steps, `V` vocabulary.
+
+    Args:
+        vocab_size: int, number of word ids (0 is padding).
+        embedding_dim: int. Defaults to `256`.
+        units: int, LSTM width (and additive attention width). Defaults to
+            `512`.
+        attention: one of `"additive"`, `"general"`, `"dot"`,
+            `"scaled_dot"` or `None` (the mean-feature baseline). `"dot"`
+            and `"scaled_dot"` need `units == D`. Defaults to
+            `"additive"`.
+        dropout: float in `[0, 1)`, on the word embeddings and the deep
+            output in training. Defaults to `0.3`.
+        attention_regularization: float >= 0, `lambda` of the doubly
+            stochastic penalty, added with `add_loss` in training (mean
+            over the batch). Defaults to `1.0`.
+        **kwargs: base layer arguments.
+
+    Call arguments:
+        features: `(B, L, D)` annotation vectors.
+        tokens: int `(B, T)`: START then the caption's words (PAD = 0
+            after it).
+        training: bool.
+
+    Returns:
+        `(logits, weights)`: float32 logits `(B, T, V)` and float32
+        attention weights `(B, T, L)` (zeros for the baseline).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim=256,
+        units=512,
+        attention="additive",
+        dropout=0.3,
+        attention_regularization=1.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_positive_int("vocab_size", vocab_size)
+        check_positive_int("embedding_dim", embedding_dim)
+        check_positive_int("units", units)
+        check_rate("dropout", dropout)
+        if attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: "
+                f"attention={attention!r}"
+            )
+        if not attention_regularization >= 0:
+            raise ValueError(
+                "`attention_regularization` must be >= 0. Received: "
+                f"attention_regularization={attention_regularization!r}"
+            )
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention = attention
+        self.dropout = dropout
+        self.attention_regularization = attention_regularization
+
+    def build(self, features_shape, tokens_shape=None):
+        width = features_shape[-1]
+        if self.attention in ("dot", "scaled_dot") and width != self.units:
+            raise ValueError(
+                f"attention={self.attention!r} compares the LSTM state with "
+                f"the features directly, so `units` ({self.units}) must "
+                f"equal the feature width ({width})."
+            )
+        policy = self.dtype_policy
+
+        def dense(units, name, activation=None):
+            layer = keras.layers.Dense(
+                units, activation=activation, dtype=policy, name=name
+            )
+            return layer
+
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=policy, name="embedding"
+        )
+        self.embedding.build((None,))
+        self.init_h = dense(self.units, "init_h", "tanh")
+        self.init_c = dense(self.units, "init_c", "tanh")
+        for layer in (self.init_h, self.init_c):
+            layer.build((None, width))
+        self.cell = keras.layers.LSTMCell(self.units, dtype=policy, name="lstm")
+        self.cell.build((None, self.embedding_dim + width))
+        self.attention_layer = None
+        if self.attention == "additive":
+            self.attention_layer = AdditiveAttention(
+                self.units, dtype=policy, name="attention"
+            )
+        elif self.attention is not None:
+            self.attention_layer = BilinearAttention(
+                self.attention, dtype=policy, name="attention"
+            )
+        if self.attention_layer is not None:
+            self.attention_layer.build(
+                (None, None, self.units), (None, None, width)
+            )
+            self.gate = dense(1, "gate", "sigmoid")
+            self.gate.build((None, self.units))
+        self.deep_output = dense(self.embedding_dim, "deep_output")
+        self.deep_output.build((None, self.units + width))
+        self.logits = keras.layers.Dense(
+            self.vocab_size, dtype=policy, name="logits"
+        )
+        self.logits.build((None, self.embedding_dim))
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="dropout"
+        )
+
+    # -- the recurrence, shared by training and decoding -------------------
+
+    def prepare(self, features):
+        """The per-image tensors every step needs: `features`, their
+        `mean` and, with attention, the projected `keys`."""
+        features = ops.cast(features, self.compute_dtype)
+        memory = {"features": features, "mean": ops.mean(features, axis=1)}
+        if self.attention_layer is not None:
+            memory["keys"] = self.attention_layer.precompute_keys(features)
+        return memory
+
+    def initial_state(self, memory):
+        """`(h_0, c_0)` from the mean feature."""
+        return (self.init_h(memory["mean"]), self.init_c(memory["mean"]))
+
+    def recur(self, embedded, state, memory):
+        """One step from embedded words `(N, e)`: `(deep (N, e), state,
+        weights (N, L))`."""
+        h, c = state
+        if self.attention_layer is None:
+            context = memory["mean"]
+            weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
+        else:
+            context, weights = self.attention_layer.attend(
+                h,
+                memory["keys"],
+                memory["features"],
+                return_attention_scores=True,
+            )
+            context = self.gate(h) * context
+            weights = ops.cast(weights, "float32")
+        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
+        output, (h, c) = self.cell(inputs, [h, c])
+        deep = embedded + self.deep_output(
+            ops.concatenate([output, ops.cast(context, output.dtype)], -1)
+        )
+        return deep, (h, c), weights
+
+    def embed(self, tokens):
+        tokens = ops.cast(tokens, "int32")
+        return ops.cast(
+            ops.take(self.embedding.embeddings, tokens, axis=0),
+            self.compute_dtype,
+        )
+
+    def step(self, tokens, state, memory):
+        """Decoding: int32 `(N,)` previous words -> `(logits float32
+        (N, V), state, weights (N, L))`."""
+        deep, state, weights = self.recur(self.embed(tokens), state, memory)
+        return ops.cast(self.logits(deep), "float32"), state, weights
+
+    # -- training ---------------------------------------------------------
+
+    def call(self, features, tokens, training=None):
+        memory = self.prepare(features)
+        embedded = self.dropout_layer(self.embed(tokens), training=training)
+        h0, c0 = self.initial_state(memory)
+        batch = ops.shape(h0)[0]
+        zeros_deep = ops.zeros((batch, self.embedding_dim), h0.dtype)
+        zeros_weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
+
+        def scan_step(carry, embedded_t):
+            h, c, _, _ = carry
+            deep, (h, c), weights = self.recur(embedded_t, (h, c), memory)
+            carry = (h, c, ops.cast(deep, h.dtype), weights)
+            return carry, carry  # Keras' TF scan wants ys shaped as carry
+
+        _, outputs = ops.scan(
+            scan_step,
+            (h0, c0, zeros_deep, zeros_weights),
+            ops.transpose(embedded, (1, 0, 2)),
+        )
+        deep = ops.transpose(outputs[2], (1, 0, 2))  # (B, T, e)
+        weights = ops.transpose(outputs[3], (1, 0, 2))  # (B, T, L)
+        deep = self.dropout_layer(deep, training=training)
+        logits = ops.cast(self.logits(deep), "float32")
+        if (
+            training
+            and self.attention_layer is not None
+            and self.attention_regularization > 0
+        ):
+            penalty = attention_penalty(weights, ops.not_equal(tokens, 0))
+            self.add_loss(self.attention_regularization * ops.mean(penalty))
+        return logits, weights
+
+    def compute_output_spec(self, features, tokens, training=None):
+        batch, steps = tokens.shape[0], tokens.shape[1]
+        return (
+            keras.KerasTensor((batch, steps, self.vocab_size), "float32"),
+            keras.KerasTensor((batch, steps, features.shape[1]), "float32"),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "attention": self.attention,
+                "dropout": self.dropout,
+                "attention_regularization": self.attention_regularization,
+            }
+        )
+        return config
