@@ -14,11 +14,12 @@ vector `a_i`. Before each word `t` the decoder looks at the image:
 `attention=None` gives the no-attention baseline: `z_t` is the mean
 feature at every step (and no gate).
 
-Training runs the recurrence with `keras.ops.scan` over the teacher-forced
-words; decoding (`step`) runs the same recurrence one word at a time, so
-both give the same logits. Dropout acts outside the recurrence (on the word
-embeddings and the deep output), which keeps the scanned function free of
-random state (as JAX needs).
+Training runs the recurrence over the teacher-forced words (unrolled when
+the caption length is static, else with `keras.ops.scan`); decoding
+(`step`) runs the same recurrence one word at a time, so both give the
+same logits. Dropout acts outside the recurrence (on the word embeddings
+and the deep output), which keeps the scanned function free of random
+state (as JAX needs).
 """
 
 import keras
@@ -75,8 +76,10 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         dropout: float in `[0, 1)`, on the word embeddings and the deep
             output in training. Defaults to `0.3`.
         attention_regularization: float >= 0, `lambda` of the doubly
-            stochastic penalty, added with `add_loss` in training (mean
-            over the batch). Defaults to `1.0`.
+            stochastic penalty, added with `add_loss` in training: the
+            batch mean of `attention_penalty` divided by each caption's
+            length, to match the cross-entropy's averaging over words.
+            Defaults to `1.0`.
         **kwargs: base layer arguments.
 
     Call arguments:
@@ -229,9 +232,44 @@ class AttentionLSTMDecoder(keras.layers.Layer):
     def call(self, features, tokens, training=None):
         memory = self.prepare(features)
         embedded = self.dropout_layer(self.embed(tokens), training=training)
-        h0, c0 = self.initial_state(memory)
-        batch = ops.shape(h0)[0]
-        zeros_deep = ops.zeros((batch, self.embedding_dim), h0.dtype)
+        deep, weights = self._teacher_forced(embedded, memory)
+        deep = self.dropout_layer(deep, training=training)
+        logits = ops.cast(self.logits(deep), "float32")
+        if (
+            training
+            and self.attention_layer is not None
+            and self.attention_regularization > 0
+        ):
+            # Per caption word, like the token-averaged cross-entropy it is
+            # added to (the paper sums both over the caption).
+            steps = ops.not_equal(tokens, 0)
+            penalty = attention_penalty(weights, steps) / ops.maximum(
+                ops.sum(ops.cast(steps, "float32"), axis=1), 1.0
+            )
+            self.add_loss(self.attention_regularization * ops.mean(penalty))
+        return logits, weights
+
+    def _teacher_forced(self, embedded, memory):
+        """Runs `recur` over `(B, T, e)` -> `(deep (B, T, e), weights
+        (B, T, L))`.
+
+        With a static `T` (batches padded to a fixed length, as
+        `make_caption_dataset` does) the steps are unrolled: this
+        differentiates under XLA on TensorFlow, whose `while_loop`
+        gradients need a fixed trip count. A dynamic `T` uses
+        `keras.ops.scan` (graph mode and JAX).
+        """
+        state = self.initial_state(memory)
+        steps = embedded.shape[1]
+        if isinstance(steps, int):
+            deeps, weights = [], []
+            for t in range(steps):
+                deep, state, weight = self.recur(embedded[:, t], state, memory)
+                deeps.append(deep)
+                weights.append(weight)
+            return ops.stack(deeps, axis=1), ops.stack(weights, axis=1)
+        h0, c0 = state
+        zeros_deep = ops.zeros((ops.shape(h0)[0], self.embedding_dim), h0.dtype)
         zeros_weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
 
         def scan_step(carry, embedded_t):
@@ -245,18 +283,8 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             (h0, c0, zeros_deep, zeros_weights),
             ops.transpose(embedded, (1, 0, 2)),
         )
-        deep = ops.transpose(outputs[2], (1, 0, 2))  # (B, T, e)
-        weights = ops.transpose(outputs[3], (1, 0, 2))  # (B, T, L)
-        deep = self.dropout_layer(deep, training=training)
-        logits = ops.cast(self.logits(deep), "float32")
-        if (
-            training
-            and self.attention_layer is not None
-            and self.attention_regularization > 0
-        ):
-            penalty = attention_penalty(weights, ops.not_equal(tokens, 0))
-            self.add_loss(self.attention_regularization * ops.mean(penalty))
-        return logits, weights
+        deep = ops.transpose(outputs[2], (1, 0, 2))
+        return deep, ops.transpose(outputs[3], (1, 0, 2))
 
     def compute_output_spec(self, features, tokens, training=None):
         batch, steps = tokens.shape[0], tokens.shape[1]
