@@ -1,0 +1,224 @@
+"""Synthetic shapes: captions from the drawn objects, boxes, feature-map
+cells."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from applications.captioning import shapes
+
+NUM_IMAGES = 120
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return shapes.make_synthetic_shapes(NUM_IMAGES, image_size=64, seed=3)
+
+
+def _relations_that_hold(first, second):
+    """The relation words true of two `(y0, x0, y1, x1)` boxes (the first
+    entirely above / below / left of / right of the second)."""
+    (ay0, ax0, ay1, ax1), (by0, bx0, by1, bx1) = first, second
+    holds = {
+        "above": ay1 <= by0,
+        "below": ay0 >= by1,
+        "left of": ax1 <= bx0,
+        "right of": ax0 >= bx1,
+    }
+    return {word for word, true in holds.items() if true}
+
+
+def _colour_mask(image, colour):
+    """Pixels exactly of `colour` (the background noise is far below it)."""
+    rgb = np.asarray(shapes.COLOUR_RGB[colour], "float32")
+    return np.all(np.abs(image - rgb) < 1e-6, axis=-1)
+
+
+def test_images_are_float_in_unit_range(synthetic):
+    images = synthetic.images
+    assert images.shape == (NUM_IMAGES, 64, 64, 3)
+    assert images.dtype == np.float32
+    assert images.min() >= 0.0 and images.max() <= 1.0
+    assert len(synthetic) == NUM_IMAGES
+    assert len(synthetic.captions) == len(synthetic.objects) == NUM_IMAGES
+
+
+def test_colours_are_distinct():
+    assert 4 <= len(shapes.COLOURS) <= 6
+    assert set(shapes.COLOUR_RGB) == set(shapes.COLOURS)
+    for a, b in itertools.combinations(shapes.COLOURS, 2):
+        difference = np.subtract(shapes.COLOUR_RGB[a], shapes.COLOUR_RGB[b])
+        assert np.abs(difference).max() >= 0.5, (a, b)
+
+
+def test_captions_name_the_objects_in_order(synthetic):
+    pattern_words = {
+        "colour": set(shapes.COLOURS),
+        "shape": set(shapes.SHAPES),
+    }
+    for caption, objects in zip(synthetic.captions, synthetic.objects):
+        words = caption.split()
+        assert caption == " ".join(words)  # single spaces
+        assert len(objects) == 2
+        first, second = objects
+        relation = " ".join(words[3:-3])
+        assert relation in shapes.RELATIONS
+        assert words[0] == "a" and words[-3] == "a"
+        for obj in objects:
+            colour_at, shape_at = obj["words"]
+            assert words[colour_at] == obj["colour"]
+            assert words[shape_at] == obj["shape"]
+            assert obj["colour"] in pattern_words["colour"]
+            assert obj["shape"] in pattern_words["shape"]
+        assert first["words"] == (1, 2)
+        assert second["words"] == (len(words) - 2, len(words) - 1)
+        assert (first["colour"], first["shape"]) != (
+            second["colour"],
+            second["shape"],
+        )
+
+
+def test_relation_word_matches_the_boxes(synthetic):
+    seen = set()
+    for caption, (first, second) in zip(synthetic.captions, synthetic.objects):
+        relation = " ".join(caption.split()[3:-3])
+        seen.add(relation)
+        # Exactly the captioned relation holds, so the boxes are disjoint
+        # and no other word would describe them.
+        assert _relations_that_hold(first["box"], second["box"]) == {
+            relation
+        }, caption
+    assert seen == set(shapes.RELATIONS)
+
+
+def test_objects_are_drawn_in_their_boxes(synthetic):
+    shapes_seen, colours_seen = set(), set()
+    for image, objects in zip(synthetic.images, synthetic.objects):
+        outside = np.ones((64, 64), bool)
+        for obj in objects:
+            y0, x0, y1, x1 = obj["box"]
+            assert all(isinstance(v, int) for v in obj["box"])
+            side = y1 - y0
+            assert side == x1 - x0 and 14 <= side <= 22
+            assert 0 <= y0 and 0 <= x0 and y1 <= 64 and x1 <= 64
+            outside[y0:y1, x0:x1] = False
+            centre = image[y0 + side // 2, x0 + side // 2]
+            np.testing.assert_allclose(
+                centre, shapes.COLOUR_RGB[obj["colour"]], atol=1e-6
+            )
+            mask = _colour_mask(image[y0:y1, x0:x1], obj["colour"])
+            # The shape touches all four sides of its box.
+            assert mask[0].any() and mask[-1].any()
+            assert mask[:, 0].any() and mask[:, -1].any()
+            # Its area tells the shape: a full square, a disc (pi / 4) or a
+            # triangle (about half).
+            fill = mask.mean()
+            expected = {"square": 1.0, "circle": math.pi / 4, "triangle": 0.5}
+            assert abs(fill - expected[obj["shape"]]) < 0.08, (obj, fill)
+            shapes_seen.add(obj["shape"])
+            colours_seen.add(obj["colour"])
+        # Outside the boxes there is only the dark background noise.
+        assert image[outside].max() < 0.05
+    assert shapes_seen == set(shapes.SHAPES)
+    assert colours_seen == set(shapes.COLOURS)
+
+
+def test_same_seed_same_set():
+    a = shapes.make_synthetic_shapes(6, image_size=32, seed=7)
+    b = shapes.make_synthetic_shapes(6, image_size=32, seed=7)
+    np.testing.assert_array_equal(a.images, b.images)
+    assert a.captions == b.captions and a.objects == b.objects
+    c = shapes.make_synthetic_shapes(6, image_size=32, seed=8)
+    assert a.captions != c.captions
+    # A smaller set is a prefix of a larger one.
+    first = shapes.make_synthetic_shapes(3, image_size=32, seed=7)
+    np.testing.assert_array_equal(first.images, a.images[:3])
+    assert first.captions == a.captions[:3]
+
+
+@pytest.mark.parametrize("image_size", [16, 40])
+def test_other_sizes_and_no_noise(image_size):
+    synthetic = shapes.make_synthetic_shapes(
+        20, image_size=image_size, seed=1, background_noise=0.0
+    )
+    assert synthetic.images.shape == (20, image_size, image_size, 3)
+    for image, (first, second) in zip(synthetic.images, synthetic.objects):
+        outside = np.ones((image_size, image_size), bool)
+        for box in (first["box"], second["box"]):
+            y0, x0, y1, x1 = box
+            assert 0 <= y0 < y1 <= image_size and 0 <= x0 < x1 <= image_size
+            outside[y0:y1, x0:x1] = False
+        assert not image[outside].any()  # exactly zero background
+        assert len(_relations_that_hold(first["box"], second["box"])) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_images": -1}, "num_images=-1"),
+        ({"num_images": 2.0}, "num_images=2.0"),
+        ({"num_images": 2, "image_size": 8}, "image_size=8"),
+        ({"num_images": 2, "background_noise": 1.5}, "background_noise=1.5"),
+    ],
+)
+def test_make_synthetic_shapes_checks_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        shapes.make_synthetic_shapes(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "box, image_size, grid_size, expected",
+    [
+        # Rows 10-29 meet cells 1-3 (8-15, 16-23, 24-31); columns 20-24
+        # meet cells 2 (16-23) and 3 (24-31).
+        (
+            (10, 20, 30, 25),
+            64,
+            8,
+            {(1, 2), (1, 3), (2, 2), (2, 3), (3, 2), (3, 3)},
+        ),
+        ((0, 0, 8, 8), 64, 8, {(0, 0)}),  # y1, x1 exclusive
+        ((56, 56, 64, 64), 64, 8, {(7, 7)}),
+        ((7, 7, 9, 9), 64, 8, {(0, 0), (0, 1), (1, 0), (1, 1)}),
+        ((0, 0, 64, 64), 64, 2, {(0, 0), (0, 1), (1, 0), (1, 1)}),
+        # A 4 x 2 grid of a 64 x 32 image: cells of 16 x 16 pixels.
+        ((20, 0, 40, 10), (64, 32), (4, 2), {(1, 0), (2, 0)}),
+        # 7 px cells of a 28 px image (4 x 4): rows 6-7 meet cells 0 and 1.
+        ((6, 14, 8, 15), 28, 4, {(0, 2), (1, 2)}),
+    ],
+)
+def test_box_cells_hand_cases(box, image_size, grid_size, expected):
+    assert shapes.box_cells(box, image_size, grid_size) == expected
+
+
+def test_box_cells_cover_the_drawn_pixels(synthetic):
+    for image, objects in zip(synthetic.images[:20], synthetic.objects[:20]):
+        for obj in objects:
+            y0, x0, y1, x1 = obj["box"]
+            mask = np.zeros((64, 64), bool)
+            mask[y0:y1, x0:x1] = _colour_mask(
+                image[y0:y1, x0:x1], obj["colour"]
+            )
+            pixel_cells = {(y // 8, x // 8) for y, x in zip(*np.nonzero(mask))}
+            cells = shapes.box_cells(obj["box"], 64, 8)
+            assert pixel_cells <= cells
+            # The box is tight, so its cell rows and columns are all used.
+            assert {r for r, _ in pixel_cells} == {r for r, _ in cells}
+            assert {c for _, c in pixel_cells} == {c for _, c in cells}
+
+
+@pytest.mark.parametrize(
+    "box, image_size, grid_size, message",
+    [
+        ((0, 0, 70, 8), 64, 8, "box="),
+        ((5, 5, 5, 9), 64, 8, "box="),
+        ((0, 0, 8, 8), 64, 0, "grid_size=0"),
+        ((0, 0, 8, 8), 64, (8, 8, 8), "grid_size="),
+        ((0, 0, 8, 8), "64", 8, "image_size='64'"),
+    ],
+)
+def test_box_cells_checks_arguments(box, image_size, grid_size, message):
+    with pytest.raises(ValueError, match=message):
+        shapes.box_cells(box, image_size, grid_size)
