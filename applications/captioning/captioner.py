@@ -1,0 +1,313 @@
+"""`Captioner`: image preprocessing, tokenizer, model and decoding."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from applications.captioning import decoding
+from applications.captioning.config import CaptioningConfig
+from applications.captioning.metrics import caption_metrics
+from applications.captioning.model import build_captioner
+from applications.common import training
+from applications.common.buckets import bucket_batch_size
+from applications.common.wordpiece import END_ID
+from applications.common.wordpiece import PAD_ID
+from applications.common.wordpiece import SubwordTokenizer
+
+VOCABULARY_DIR = "vocabulary"
+CONFIG_FILE = "config.json"
+
+
+class Captioner:
+    """Images in; captions out, with a heatmap per word.
+
+    Images are float arrays `(N, S, S, 3)` with values in `[0, 1]` (see
+    `applications.captioning.data.load_images` and `read_image`), already
+    at the config's `image_size`. `fit` learns a WordPiece vocabulary from
+    the training captions, builds `build_captioner` from the config and
+    trains it with teacher forcing on `(image, caption)` pairs;
+    `caption` decodes with the shared compiled greedy / beam search;
+    `evaluate` reports corpus BLEU-1..4 and CIDEr-D; `export` writes a
+    SavedModel that takes encoded image bytes and returns captions.
+
+    Args:
+        config: a `CaptioningConfig`. Defaults to `CaptioningConfig()`.
+        tokenizer: optional trained `SubwordTokenizer`.
+        model: optional built model matching the config and tokenizer.
+    """
+
+    def __init__(self, config=None, tokenizer=None, model=None):
+        self.config = config or CaptioningConfig()
+        self.tokenizer = tokenizer
+        self.model = model
+        self._decoders = {}
+
+    # -- training ---------------------------------------------------------
+
+    def ensure_tokenizer(self, captions):
+        if self.tokenizer is None:
+            self.tokenizer = SubwordTokenizer.train(
+                _flat(captions),
+                vocabulary_size=self.config.vocabulary_size,
+                lowercase=self.config.lowercase,
+            )
+        return self.tokenizer
+
+    def build(self):
+        """Builds and compiles the model (the tokenizer must exist)."""
+        config = self.config
+        if self.model is None:
+            keras.utils.set_random_seed(config.seed)
+            self.model = build_captioner(
+                self.tokenizer.vocabulary_size,
+                encoder=config.encoder,
+                image_size=config.image_size,
+                embedding_dim=config.embedding_dim,
+                units=config.units,
+                attention=config.attention,
+                dropout=config.dropout,
+                attention_regularization=config.attention_regularization,
+                encoder_weights=config.encoder_weights,
+                trainable_encoder=config.trainable_encoder,
+            )
+        self.model.compile(
+            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+            loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=PAD_ID
+            ),
+            metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
+        )
+        self._decoders = {}
+        return self.model
+
+    def dataset(self, images, captions, shuffle=False):
+        """Teacher-forced batches of `(image, caption)` pairs.
+
+        `captions[i]` is a str or a list of str for `images[i]`; every
+        caption makes one pair. `caption_in` is START + tokens, the target
+        tokens + END, both cut and PAD-filled to `max_length`, a fixed
+        length (the decoder then unrolls its steps, which XLA needs).
+        """
+        images = _check_images(images, self.config.image_size)
+        index, texts = [], []
+        for i, caption in enumerate(captions):
+            for text in [caption] if isinstance(caption, str) else caption:
+                index.append(i)
+                texts.append(text)
+        if len(captions) != len(images):
+            raise ValueError(
+                f"Got {len(images)} images and {len(captions)} caption "
+                "entries: give one entry (a str or a list) per image."
+            )
+        length = self.config.max_length
+        pixels = tf.constant(images)
+        pairs = tf.data.Dataset.from_tensor_slices(
+            (np.asarray(index, "int32"), texts)
+        )
+        if shuffle:
+            pairs = pairs.shuffle(len(texts), seed=self.config.seed)
+
+        def encode(index, texts):
+            tokens = self.tokenizer.tokenize(texts)[:, : length - 1]
+            caption_in = self.tokenizer.tokenize(texts, add_start=True)
+            caption_in = caption_in[:, :length].to_tensor(
+                PAD_ID, shape=[None, length]
+            )
+            ends = tf.fill([tokens.nrows(), 1], END_ID)
+            caption_out = tf.concat([tokens, ends], axis=1).to_tensor(
+                PAD_ID, shape=[None, length]
+            )
+            inputs = {
+                "image": tf.gather(pixels, index),
+                "caption_in": caption_in,
+            }
+            return inputs, caption_out
+
+        return (
+            pairs.batch(self.config.batch_size)
+            .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE)
+        )
+
+    def fit(
+        self,
+        images,
+        captions,
+        validation=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
+    ):
+        """Trains on images and their captions; returns the History.
+
+        `validation` is an optional `(images, captions)` tuple. With
+        `checkpoint_dir`, the vocabulary and config are saved there first,
+        weights are checkpointed every epoch and an interrupted run
+        restarted with the same directory resumes from its last epoch.
+        """
+        self.ensure_tokenizer(captions)
+        if self.model is None or self.model.optimizer is None:
+            self.build()
+        callbacks = list(callbacks)
+        if checkpoint_dir:
+            self.save_assets(checkpoint_dir)
+            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        validation_data = None
+        if validation is not None:
+            validation_data = self.dataset(*validation)
+        history = self.model.fit(
+            self.dataset(images, captions, shuffle=True),
+            validation_data=validation_data,
+            epochs=epochs or self.config.epochs,
+            shuffle=False,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
+        self._decoders = {}
+        return history
+
+    # -- inference --------------------------------------------------------
+
+    def decode_function(self, beam_size=3, length_penalty=0.0):
+        """`images (B, S, S, 3) -> dict`, the search compiled whole with
+        XLA (cached): `tokens` `(B, max_length)`, `lengths`, `scores` and
+        `attention` `(B, max_length, H, W)`. The batch is padded to a
+        power of two first, so XLA compiles for a few shapes."""
+        key = (int(beam_size), float(length_penalty))
+        if key not in self._decoders:
+            if beam_size < 1:
+                raise ValueError(
+                    f"`beam_size` must be at least 1. Received: "
+                    f"beam_size={beam_size}"
+                )
+            if self.model is None:
+                raise ValueError(
+                    "The captioner has no model: call `fit` first."
+                )
+            adapter = decoding.CaptionDecoder(self.model)
+            max_length = self.config.max_length
+
+            @tf.function(jit_compile=True)
+            def compiled(images):
+                result = decoding.decode_captions(
+                    adapter, images, max_length, beam_size, length_penalty
+                )
+                result["attention"] = decoding.attention_maps(
+                    result["attention"], adapter.grid
+                )
+                return result
+
+            def decode(images):
+                images = tf.convert_to_tensor(images, tf.float32)
+                batch = tf.shape(images)[0]
+                padded = bucket_batch_size(batch)
+                images = tf.pad(
+                    images, [[0, padded - batch], [0, 0], [0, 0], [0, 0]]
+                )
+                return {k: v[:batch] for k, v in compiled(images).items()}
+
+            self._decoders[key] = decode
+        return self._decoders[key]
+
+    def caption(
+        self,
+        images,
+        beam_size=3,
+        length_penalty=0.0,
+        return_attention=False,
+        batch_size=64,
+    ):
+        """Captions images `(N, S, S, 3)` in `[0, 1]`.
+
+        Returns:
+            A list of str; with `return_attention=True` also a list of
+            float32 arrays `(words, H, W)`, one heatmap per generated token
+            (END included), and a list of the token lists (str).
+        """
+        images = _check_images(images, self.config.image_size)
+        decode = self.decode_function(beam_size, length_penalty)
+        texts, maps, tokens = [], [], []
+        vocabulary = self.tokenizer.vocabulary
+        for start in range(0, len(images), batch_size):
+            result = decode(images[start : start + batch_size])
+            strings = self.tokenizer.detokenize(result["tokens"]).numpy()
+            texts += [s.decode("utf-8") for s in strings]
+            if return_attention:
+                lengths = result["lengths"].numpy()
+                ids = result["tokens"].numpy()
+                attention = result["attention"].numpy()
+                for row, length in enumerate(lengths):
+                    maps.append(attention[row, :length])
+                    tokens.append([vocabulary[i] for i in ids[row, :length]])
+        if return_attention:
+            return texts, maps, tokens
+        return texts
+
+    def evaluate(self, images, references, beam_size=3, length_penalty=0.0):
+        """Corpus BLEU-1..4 and CIDEr-D of `caption` against references
+        (`references[i]`: a str or a list of str for image `i`)."""
+        hypotheses = self.caption(images, beam_size, length_penalty)
+        references = [
+            [r] if isinstance(r, str) else list(r) for r in references
+        ]
+        scores = caption_metrics(hypotheses, references)
+        scores["hypotheses"] = hypotheses
+        return scores
+
+    def export(self, path, beam_size=3, length_penalty=0.0):
+        """Writes a SavedModel serving image bytes; see
+        `export_captioning`."""
+        from applications.captioning.export import export_captioning
+
+        return export_captioning(self, path, beam_size, length_penalty)
+
+    # -- persistence ------------------------------------------------------
+
+    def save_assets(self, directory):
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, CONFIG_FILE), "w") as f:
+            f.write(self.config.to_json())
+        self.tokenizer.save(os.path.join(directory, VOCABULARY_DIR))
+
+    def save(self, directory):
+        """Config, vocabulary and weights, for `Captioner.load`."""
+        self.save_assets(directory)
+        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
+
+    @classmethod
+    def load_assets(cls, directory):
+        with open(os.path.join(directory, CONFIG_FILE)) as f:
+            config = CaptioningConfig.from_json(f.read())
+        tokenizer = SubwordTokenizer.load(
+            os.path.join(directory, VOCABULARY_DIR)
+        )
+        captioner = cls(config, tokenizer)
+        captioner.build()
+        return captioner
+
+    @classmethod
+    def load(cls, directory):
+        captioner = cls.load_assets(directory)
+        training.load_weights(captioner.model, directory)
+        return captioner
+
+
+def _flat(captions):
+    texts = []
+    for caption in captions:
+        texts += [caption] if isinstance(caption, str) else list(caption)
+    return texts
+
+
+def _check_images(images, image_size):
+    images = np.asarray(images, "float32")
+    expected = (image_size, image_size, 3)
+    if images.ndim != 4 or images.shape[1:] != expected:
+        raise ValueError(
+            f"`images` must have shape (N, {image_size}, {image_size}, 3) "
+            f"(the config's image_size). Received: shape={images.shape}"
+        )
+    return images

@@ -1,0 +1,53 @@
+"""`CaptioningConfig`: the one place to read what a captioning run does."""
+
+import dataclasses
+
+from applications.captioning.decoder import ATTENTIONS
+from applications.common.config import AppConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class CaptioningConfig(AppConfig):
+    """Every setting of a captioning model and its training run."""
+
+    # Model (`build_captioner`).
+    encoder: str = "small_cnn"  # or a keras.applications name
+    image_size: int = 64
+    embedding_dim: int = 256
+    units: int = 512
+    attention: str | None = "additive"  # None: the mean-feature baseline
+    dropout: float = 0.3
+    attention_regularization: float = 1.0
+    trainable_encoder: bool = True
+    encoder_weights: str | None = None
+    # Text: a WordPiece vocabulary learned from the training captions.
+    vocabulary_size: int = 5000
+    lowercase: bool = True
+    max_length: int = 20  # caption tokens, END included
+    # Training.
+    batch_size: int = 32
+    epochs: int = 10
+    learning_rate: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self):
+        self.check_positive_ints(
+            (
+                "image_size",
+                "embedding_dim",
+                "units",
+                "vocabulary_size",
+                "max_length",
+                "batch_size",
+                "epochs",
+            )
+        )
+        if self.attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: "
+                f"attention={self.attention!r}"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
+            )
