@@ -1,0 +1,114 @@
+"""Captioner end to end on generated shapes: fit, caption, evaluate,
+save/load, export."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.captioning.captioner import Captioner
+from applications.captioning.config import CaptioningConfig
+from applications.captioning.shapes import make_synthetic_shapes
+from tests import export_testing
+
+TINY = CaptioningConfig(
+    image_size=32,
+    embedding_dim=8,
+    units=16,
+    vocabulary_size=100,
+    max_length=9,
+    batch_size=16,
+    epochs=1,
+)
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    return make_synthetic_shapes(48, image_size=32, seed=0)
+
+
+@pytest.fixture(scope="module")
+def captioner(shapes):
+    captioner = Captioner(TINY)
+    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
+    return captioner
+
+
+def _png(image):
+    return tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
+
+
+def test_config_checks():
+    with pytest.raises(ValueError, match="attention"):
+        CaptioningConfig(attention="cosine")
+    with pytest.raises(ValueError, match="max_length"):
+        CaptioningConfig(max_length=0)
+    config = TINY.replace(attention=None)
+    assert CaptioningConfig.from_json(config.to_json()) == config
+
+
+def test_caption_returns_strings_and_heatmaps(captioner, shapes):
+    texts, maps, tokens = captioner.caption(
+        shapes.images[40:43], beam_size=1, return_attention=True
+    )
+    assert len(texts) == len(maps) == len(tokens) == 3
+    for heatmaps, words in zip(maps, tokens):
+        assert heatmaps.shape == (len(words), 8, 8)
+        np.testing.assert_allclose(heatmaps.sum((1, 2)), 1.0, atol=1e-5)
+    # One image alone gets the caption it gets in a batch.
+    assert captioner.caption(shapes.images[41:42], beam_size=1) == texts[1:2]
+
+
+def test_evaluate_reports_bleu_and_cider(captioner, shapes):
+    scores = captioner.evaluate(shapes.images[40:], shapes.captions[40:])
+    for key in ("bleu_1", "bleu_2", "bleu_3", "bleu_4"):
+        assert 0.0 <= scores[key] <= 100.0
+    assert scores["cider"] >= 0.0 and len(scores["hypotheses"]) == 8
+
+
+def test_bad_images_give_clear_errors(captioner):
+    with pytest.raises(ValueError, match=r"\(N, 32, 32, 3\)"):
+        captioner.caption(np.zeros((2, 64, 64, 3), "float32"))
+    with pytest.raises(ValueError, match="caption entries"):
+        captioner.dataset(np.zeros((2, 32, 32, 3), "float32"), ["a"])
+
+
+def test_save_and_load_caption_alike(captioner, shapes, tmp_path):
+    captioner.save(tmp_path)
+    loaded = Captioner.load(tmp_path)
+    images = shapes.images[40:44]
+    assert loaded.caption(images) == captioner.caption(images)
+
+
+def test_export_serves_the_same_captions_without_the_project(
+    captioner, shapes, tmp_path
+):
+    images = shapes.images[40:43]
+    expected, maps, _ = captioner.caption(images, return_attention=True)
+    path = str(tmp_path / "captioning" / "1")
+    captioner.export(path)
+    encoded = [_png(image) for image in images]
+    served = export_testing.run_without_project(
+        f"""
+model = tf.saved_model.load({path!r})
+serve = model.signatures["serving_default"]
+out = serve(image=tf.constant({encoded!r}))
+emit({{
+    "caption": [t.decode() for t in out["caption"].numpy()],
+    "attention": out["attention"].numpy().tolist(),
+    "inputs": sorted(serve.structured_input_signature[1]),
+}})
+"""
+    )
+    assert served["inputs"] == ["image"]
+    assert served["caption"] == expected
+    attention = np.array(served["attention"])
+    assert attention.shape == (3, TINY.max_length, 8, 8)
+    for row, heatmaps in enumerate(maps):
+        np.testing.assert_allclose(
+            attention[row, : len(heatmaps)], heatmaps, atol=1e-4
+        )
+    ops = export_testing.saved_model_ops(path)
+    assert not export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        serve(image=tf.constant([b"not an image"]))
