@@ -75,6 +75,15 @@ def main(argv=None):
     parser.add_argument("--hidden-units", type=int, default=200)
     parser.add_argument("--dropout", type=float, default=0.2)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument(
+        "--word-vectors",
+        help="start the embeddings from this GloVe-format file",
+    )
+    parser.add_argument(
+        "--fixed-embeddings",
+        action="store_true",
+        help="keep the (random) word vectors fixed",
+    )
     args = parser.parse_args(argv)
 
     rows = []
@@ -92,9 +101,12 @@ def main(argv=None):
                 dropout=args.dropout,
                 learning_rate=args.learning_rate,
                 epochs=args.epochs,
+                trainable_embeddings=not args.fixed_embeddings,
                 **MODELS[name],
             )
             classifier = EntailmentClassifier(config)
+            if args.word_vectors:
+                print(classifier.use_word_vectors(args.word_vectors, train))
             stop = keras.callbacks.EarlyStopping(
                 monitor="val_accuracy",
                 patience=args.patience,

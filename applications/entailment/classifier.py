@@ -72,6 +72,26 @@ class EntailmentClassifier:
             )
         return self.tokenizer
 
+    def use_word_vectors(self, path, examples):
+        """Starts the embeddings from a GloVe / word2vec text file.
+
+        Learns the vocabulary from `examples` first (unless there is a
+        tokenizer); tokens missing from the file keep random vectors.
+        Call before `fit`. Returns the coverage line of
+        `applications.common.word_vectors.coverage_report`.
+        """
+        from applications.common.word_vectors import coverage_report
+        from applications.common.word_vectors import load_word_vectors
+
+        vocabulary = self.ensure_tokenizer(examples).vocabulary
+        self.embeddings, found = load_word_vectors(
+            path,
+            vocabulary,
+            embedding_dim=self.config.embedding_dim,
+            lowercase=self.config.lowercase,
+        )
+        return coverage_report(found, vocabulary)
+
     def build(self):
         """Builds and compiles the model (the tokenizer must exist)."""
         config = self.config
@@ -87,6 +107,7 @@ class EntailmentClassifier:
                 attention=config.attention,
                 embeddings=self.embeddings,
                 max_distance=config.max_distance,
+                trainable_embeddings=config.trainable_embeddings,
             )
         self.model.compile(
             optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),

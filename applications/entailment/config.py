@@ -16,6 +16,7 @@ class EntailmentConfig(AppConfig):
     attention: bool = True  # False: the no-attention baseline
     dropout: float = 0.2
     max_distance: int = 10
+    trainable_embeddings: bool = True
     # Text: one WordPiece vocabulary for premises and hypotheses.
     vocabulary_size: int = 16000
     lowercase: bool = True

@@ -64,6 +64,7 @@ def build_decomposable_attention(
     attention=True,
     embeddings=None,
     max_distance=10,
+    trainable_embeddings=True,
     name="decomposable_attention",
 ):
     """The decomposable attention model of Parikh et al. (2016).
@@ -84,6 +85,10 @@ def build_decomposable_attention(
             start the (trainable) embeddings from, e.g. GloVe vectors from
             `applications.common.word_vectors.load_word_vectors`.
         max_distance: int, see `IntraAttention`. Defaults to `10`.
+        trainable_embeddings: bool; `False` keeps the word vectors fixed
+            (random or pretrained) and trains only the projection and the
+            networks, as the paper does with GloVe; on small training sets
+            it also curbs overfitting. Defaults to `True`.
         name: model name.
 
     Returns:
@@ -109,7 +114,7 @@ def build_decomposable_attention(
     ):
         check_positive_int(arg, value)
     check_rate("dropout", dropout)
-    initializer = "uniform"
+    initializer = "uniform" if trainable_embeddings else "random_normal"
     if embeddings is not None:
         if tuple(embeddings.shape) != (vocab_size, embedding_dim):
             raise ValueError(
@@ -126,6 +131,7 @@ def build_decomposable_attention(
         embedding_dim,
         mask_zero=True,
         embeddings_initializer=initializer,
+        trainable=trainable_embeddings,
         name="embedding",
     )
     project = keras.layers.Dense(

@@ -70,6 +70,11 @@ def _parser():
         help="train the no-attention baseline instead",
     )
     parser.add_argument("--word-vectors", help="GloVe/word2vec text file")
+    parser.add_argument(
+        "--fixed-embeddings",
+        action="store_true",
+        help="keep the word vectors fixed (random or --word-vectors)",
+    )
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--embedding-dim", type=int)
@@ -98,6 +103,7 @@ def _config(args, synthetic):
         seed=args.seed,
         intra_attention=args.intra_attention,
         attention=not args.no_attention,
+        trainable_embeddings=not args.fixed_embeddings,
     )
     for field in (
         "epochs",
@@ -191,7 +197,7 @@ def main(argv=None):
     else:
         classifier = EntailmentClassifier(_config(args, not args.data))
         if args.word_vectors:
-            _start_from_word_vectors(classifier, train, args.word_vectors)
+            print(classifier.use_word_vectors(args.word_vectors, train))
     classifier.fit(train, validation, checkpoint_dir=run_dir)
     print(f"parameters: {classifier.model.count_params():,}")
     print_report("validation", classifier.evaluate(validation))
@@ -222,17 +228,3 @@ def main(argv=None):
         classifier.export(version_dir)
         print(f"exported {version_dir}")
     return 0
-
-
-def _start_from_word_vectors(classifier, train, path):
-    from applications.common.word_vectors import coverage_report
-    from applications.common.word_vectors import load_word_vectors
-
-    config = classifier.config
-    classifier.ensure_tokenizer(train)
-    vocabulary = classifier.tokenizer.vocabulary
-    matrix, found = load_word_vectors(
-        path, vocabulary, embedding_dim=config.embedding_dim, lowercase=True
-    )
-    print(coverage_report(found, vocabulary))
-    classifier.embeddings = matrix
