@@ -69,6 +69,7 @@ class EntailmentClassifier:
                 vocabulary_size=config.vocabulary_size,
                 lowercase=config.lowercase,
                 normalization=config.normalization,
+                learn_params={"lower_thresh": config.min_token_count},
             )
         return self.tokenizer
 

@@ -19,6 +19,9 @@ class EntailmentConfig(AppConfig):
     trainable_embeddings: bool = True
     # Text: one WordPiece vocabulary for premises and hypotheses.
     vocabulary_size: int = 16000
+    # Tokens seen fewer times become pieces; words must stay whole for the
+    # alignment (and to find pretrained vectors), so keep rare ones too.
+    min_token_count: int = 2
     lowercase: bool = True
     normalization: str | None = "NFKC"
     max_length: int = 64  # tokens kept per sentence
@@ -35,6 +38,7 @@ class EntailmentConfig(AppConfig):
                 "hidden_units",
                 "max_distance",
                 "vocabulary_size",
+                "min_token_count",
                 "max_length",
                 "batch_size",
                 "epochs",
