@@ -222,3 +222,106 @@ def test_box_cells_cover_the_drawn_pixels(synthetic):
 def test_box_cells_checks_arguments(box, image_size, grid_size, message):
     with pytest.raises(ValueError, match=message):
         shapes.box_cells(box, image_size, grid_size)
+
+
+def _np_localisation(heatmaps, captions, objects, image_size):
+    """A pixel-level reference of `attention_localisation` for whole-word
+    tokens: the argmax cell is blown up to its pixels with `np.kron` and a
+    word hits when one of them is inside the named object's box."""
+    hits = checked = 0
+    for maps, words, scene in zip(heatmaps, captions, objects):
+        cell = image_size // maps.shape[1]
+        for at in range(len(words) - 1):
+            for obj in scene:
+                if [obj["colour"], obj["shape"]] != words[at : at + 2]:
+                    continue
+                box = np.zeros((image_size, image_size), bool)
+                y0, x0, y1, x1 = obj["box"]
+                box[y0:y1, x0:x1] = True
+                for index in (at, at + 1):
+                    peak = maps[index] == maps[index].max()
+                    pixels = np.kron(peak, np.ones((cell, cell), bool))
+                    hits += bool((pixels & box).any())
+                    checked += 1
+    return hits / checked, checked
+
+
+def test_attention_localisation_against_numpy(synthetic):
+    rng = np.random.default_rng(0)
+    heatmaps, tokens, captions = [], [], []
+    for number, caption in enumerate(synthetic.captions[:40]):
+        if number % 4 == 1:
+            caption = shapes.mirrored_caption(caption)
+        words = caption.split()
+        if number % 4 == 2:  # a colour of no object: that phrase is skipped
+            present = {obj["colour"] for obj in synthetic.objects[number]}
+            words[1] = sorted(set(shapes.COLOURS) - present)[0]
+        # Random peaked maps: a unique argmax per word.
+        maps = rng.random((len(words) + 1, 8, 8)) ** 8
+        heatmaps.append(maps / maps.sum((1, 2), keepdims=True))
+        tokens.append(words + ["[END]"])
+        captions.append(words)
+    found = shapes.attention_localisation(
+        heatmaps, tokens, synthetic.objects[:40], 64
+    )
+    rate, checked = _np_localisation(
+        heatmaps, captions, synthetic.objects[:40], 64
+    )
+    assert found["words"] == checked == 4 * 40 - 2 * 10
+    assert found["rate"] == pytest.approx(rate)
+    assert 0.05 < found["chance"] < 0.5
+
+
+def test_attention_localisation_by_hand():
+    # A 64 px image, 8 px cells: "a red circle above a blue square".
+    objects = [
+        [
+            {
+                "colour": "red",
+                "shape": "circle",
+                "box": (0, 0, 16, 16),
+                "words": (1, 2),
+            },
+            {
+                "colour": "blue",
+                "shape": "square",
+                "box": (40, 40, 60, 60),
+                "words": (5, 6),
+            },
+        ]
+    ]
+    # The mirrored caption, with "blue" in two pieces: the first piece
+    # carries the word's heatmap.
+    tokens = "a bl ##ue square below a red circle [END]".split()
+    peaks = [(0, 0), (5, 5), (0, 0), (0, 0), (5, 5), (0, 0), (1, 1),
+             (7, 7), (0, 0)]  # fmt: skip
+    maps = np.zeros((len(tokens), 8, 8), "float32")
+    for index, (row, col) in enumerate(peaks):
+        maps[index, row, col] = 1.0
+    found = shapes.attention_localisation([maps], [tokens], objects, 64)
+    # blue (5, 5): in; square (0, 0): out; red (1, 1): in; circle: out.
+    assert found["words"] == 4
+    assert found["rate"] == pytest.approx(0.5)
+    # Boxes of 3 x 3 and 2 x 2 cells out of 64.
+    assert found["chance"] == pytest.approx((9 + 9 + 4 + 4) / 4 / 64)
+    # A phrase naming no object ("blue circle") is not checked.
+    tokens[6] = "blue"
+    found = shapes.attention_localisation([maps], [tokens], objects, 64)
+    assert found["words"] == 2 and found["rate"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="one heatmap per token"):
+        shapes.attention_localisation([maps[:3]], [tokens], objects, 64)
+
+
+def test_mirrored_caption_describes_the_same_boxes(synthetic):
+    for caption, (first, second) in zip(
+        synthetic.captions[:30], synthetic.objects[:30]
+    ):
+        mirrored = shapes.mirrored_caption(caption)
+        words = mirrored.split()
+        assert words[1:3] == [second["colour"], second["shape"]]
+        assert words[-2:] == [first["colour"], first["shape"]]
+        relation = " ".join(words[3:-3])
+        assert _relations_that_hold(second["box"], first["box"]) == {relation}
+        assert shapes.mirrored_caption(mirrored) == caption
+    with pytest.raises(ValueError, match="caption="):
+        shapes.mirrored_caption("a red circle near a blue square")
