@@ -6,6 +6,8 @@
     attention-zoo translate DIR "text" ...
     attention-zoo train entailment [--data PATH] [--epochs N] ...
     attention-zoo predict DIR --premise "..." --hypothesis "..."
+    attention-zoo train captioning [--data DIR] [--epochs N] ...
+    attention-zoo caption DIR image.jpg [image2.png ...] [--plot out.png]
 
 Each job's own flags follow its name; `attention-zoo train APP --help`
 lists them.
@@ -22,10 +24,12 @@ DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
 TRAINERS = {
+    "captioning": "applications.captioning.train",
     "entailment": "applications.entailment.train",
     "translation": "applications.translation.train",
 }
 COMMANDS = {
+    "caption": "applications.captioning.serve",
     "predict": "applications.entailment.predict",
     "translate": "applications.translation.serve",
 }
@@ -66,6 +70,11 @@ def _parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in COMMANDS:
+        # Handed over untouched: argparse's REMAINDER would reject a leading
+        # flag such as `caption --help`.
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     args = _parser().parse_args(argv or DEFAULT_JOB)
     if args.version:
         from attention_zoo import __version__

@@ -12,8 +12,10 @@ class CaptioningServingModule(tf.Module):
     """Image decoding, model weights and the compiled decoder in one module.
 
     `serve(image)`: tf.string `(B,)` of encoded JPEG / PNG bytes ->
-    `caption` tf.string `(B,)` and `attention` float32 `(B, max_length, H,
-    W)` (one heatmap per generated token, zeros after END).
+    `caption` tf.string `(B,)`, `attention` float32 `(B, max_length, H,
+    W)` (one heatmap per generated token, zeros after END) and `tokens`
+    tf.string `(B, max_length)` (the generated WordPiece tokens, `[END]`
+    included, empty strings after it: the words the heatmaps belong to).
     """
 
     def __init__(self, captioner, beam_size=3, length_penalty=0.0):
@@ -22,6 +24,7 @@ class CaptioningServingModule(tf.Module):
         self.model = captioner.model
         self._size = captioner.config.image_size
         self._decode = captioner.decode_function(beam_size, length_penalty)
+        self._vocabulary = tf.constant(captioner.tokenizer.vocabulary)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="image")]
@@ -34,9 +37,13 @@ class CaptioningServingModule(tf.Module):
             fn_output_signature=tf.TensorSpec([size, size, 3], tf.float32),
         )
         result = self._decode(pixels)
+        ids = result["tokens"]  # (B, max_length)
+        steps = tf.range(tf.shape(ids)[1])[tf.newaxis, :]
+        generated = steps < result["lengths"][:, tf.newaxis]
         return {
-            "caption": self.tokenizer.detokenize(result["tokens"]),
+            "caption": self.tokenizer.detokenize(ids),
             "attention": tf.cast(result["attention"], tf.float32),
+            "tokens": tf.where(generated, tf.gather(self._vocabulary, ids), ""),
         }
 
 
@@ -44,12 +51,14 @@ def export_captioning(captioner, path, beam_size=3, length_penalty=0.0):
     """Writes `captioner` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes `image` (tf.string `[None]`,
-    encoded JPEG or PNG bytes) and returns `caption` (tf.string `[None]`)
-    and `attention` (float32 `[None, max_length, H, W]`). Image decoding,
-    resizing and detokenization run inside the graph; the search is
-    compiled with XLA. Loading needs TensorFlow and TensorFlow Text's ops
-    (for the detokenizer's vocabulary lookups only core ops are used, but
-    the tokenizer module is saved along). Corrupt bytes give an
+    encoded JPEG or PNG bytes) and returns `caption` (tf.string `[None]`),
+    `attention` (float32 `[None, max_length, H, W]`) and `tokens`
+    (tf.string `[None, max_length]`, the token each heatmap belongs to,
+    `[END]` included, `""` after it). Image decoding, resizing and
+    detokenization run inside the graph; the search is compiled with XLA.
+    Loading needs TensorFlow and TensorFlow Text's ops (for the
+    detokenizer's vocabulary lookups only core ops are used, but the
+    tokenizer module is saved along). Corrupt bytes give an
     `InvalidArgumentError` from the image decoder.
 
     Returns:

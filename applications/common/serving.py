@@ -1,4 +1,5 @@
-"""Finding the SavedModel to serve in a folder of numbered versions."""
+"""Finding the SavedModel to serve in a folder of numbered versions, and
+loading its signature."""
 
 import os
 
@@ -20,3 +21,12 @@ def resolve_version(directory):
             "numbered version folders)"
         )
     return os.path.join(directory, str(versions[-1]))
+
+
+def load_signature(directory, name="serving_default"):
+    """Loads the SavedModel of `resolve_version(directory)` with
+    TensorFlow Text's ops registered in-process; returns the signature."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the ops in-process)
+
+    return tf.saved_model.load(resolve_version(directory)).signatures[name]

@@ -1,0 +1,98 @@
+"""`attention-zoo caption DIR image.jpg [image2.png ...]`: run an exported
+captioner.
+
+DIR is a version folder (`saved_models/captioning/3`) or the folder that
+holds the versions, in which case the highest version is used. The raw
+bytes of each file go to the SavedModel's `serving_default`, which decodes
+and resizes them itself; only TensorFlow and TensorFlow Text are needed, as
+in TF Serving. One line per image is printed: `path<TAB>caption`.
+
+`--plot out.png` writes the show-attend-tell figure of each image (the
+image, then each generated word's attention over it): `out.png` for the
+first image, `out-2.png`, `out-3.png`, ... for the next ones. A missing or
+unreadable image file is reported by name, with exit code 2.
+"""
+
+import argparse
+import os
+import sys
+
+from applications.common.serving import resolve_version
+
+
+def plot_paths(path, count):
+    """`count` PNG paths for `--plot path`: `path` itself, then `stem-2`,
+    `stem-3`, ... with the same extension."""
+    stem, extension = os.path.splitext(path)
+    extension = extension or ".png"
+    return [path] + [f"{stem}-{i}{extension}" for i in range(2, count + 1)]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="attention-zoo caption",
+        description="Caption images with an exported captioning SavedModel.",
+    )
+    parser.add_argument("directory", help="export folder or version folder")
+    parser.add_argument("images", nargs="+", help="JPEG / PNG files")
+    parser.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="write each image's attention figure (PNG, PNG-2, ...)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        resolve_version(args.directory)
+    except FileNotFoundError as error:
+        parser.error(str(error))
+    from applications.captioning.data import check_images
+
+    _, bad = check_images(args.images)
+    if bad:
+        for path, reason in bad.items():
+            print(
+                f"{parser.prog}: error: cannot read image {path}: {reason}",
+                file=sys.stderr,
+            )
+        return 2
+
+    import tensorflow as tf
+
+    from applications.common.serving import load_signature
+
+    serve = load_signature(args.directory)
+    encoded = []
+    for path in args.images:
+        with open(path, "rb") as f:
+            encoded.append(f.read())
+    outputs = serve(image=tf.constant(encoded))
+    captions = [text.decode("utf-8") for text in outputs["caption"].numpy()]
+    for path, caption in zip(args.images, captions):
+        print(f"{path}\t{caption}")
+    if args.plot:
+        paths = plot_paths(args.plot, len(args.images))
+        for index, (image_bytes, caption) in enumerate(zip(encoded, captions)):
+            written = _plot(
+                image_bytes,
+                outputs["tokens"][index].numpy(),
+                outputs["attention"][index].numpy(),
+                caption,
+                paths[index],
+            )
+            print(f"wrote {written}")
+    sys.stdout.flush()
+    return 0
+
+
+def _plot(image_bytes, tokens, attention, caption, path):
+    """One image's figure, drawn over the image at its own resolution."""
+    import tensorflow as tf
+
+    from applications.captioning.overlays import plot_caption_attention
+    from applications.captioning.overlays import word_heatmaps
+
+    image = tf.io.decode_image(
+        image_bytes, channels=3, expand_animations=False, dtype=tf.float32
+    ).numpy()  # (height, width, 3) in [0, 1], 8- or 16-bit alike
+    words, heatmaps = word_heatmaps(tokens, attention)
+    return plot_caption_attention(image, words, heatmaps, path, title=caption)
