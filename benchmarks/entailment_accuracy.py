@@ -15,7 +15,8 @@ Models, all from `build_decomposable_attention` with the same embeddings,
 widths and networks: `baseline` (no attention: each sentence a bag of
 words through the same MLPs), `attention` (vanilla decomposable
 attention) and `intra` (with intra-sentence attention). Embeddings are
-trained from scratch (no pretrained vectors are available offline).
+trained from scratch unless `--word-vectors` names a GloVe-format file
+(`benchmarks/caption_text_vectors.py` makes one from unlabeled text here).
 Training stops when validation accuracy has not improved for `--patience`
 epochs and keeps the best epoch's weights: the only choice made on data,
 and it is made on validation. Each model is then evaluated once on test.
