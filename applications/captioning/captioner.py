@@ -1,7 +1,5 @@
 """`Captioner`: image preprocessing, tokenizer, model and decoding."""
 
-import os
-
 import keras
 import numpy as np
 import tensorflow as tf
@@ -12,15 +10,13 @@ from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
 from applications.common import training
 from applications.common.buckets import bucket_batch_size
+from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 
-VOCABULARY_DIR = "vocabulary"
-CONFIG_FILE = "config.json"
 
-
-class Captioner:
+class Captioner(SavedBundle):
     """Images in; captions out, with a heatmap per word.
 
     Images are float arrays `(N, S, S, 3)` with values in `[0, 1]` (see
@@ -37,6 +33,8 @@ class Captioner:
         tokenizer: optional trained `SubwordTokenizer`.
         model: optional built model matching the config and tokenizer.
     """
+
+    config_class = CaptioningConfig
 
     def __init__(self, config=None, tokenizer=None, model=None):
         self.config = config or CaptioningConfig()
@@ -263,36 +261,6 @@ class Captioner:
         from applications.captioning.export import export_captioning
 
         return export_captioning(self, path, beam_size, length_penalty)
-
-    # -- persistence ------------------------------------------------------
-
-    def save_assets(self, directory):
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, CONFIG_FILE), "w") as f:
-            f.write(self.config.to_json())
-        self.tokenizer.save(os.path.join(directory, VOCABULARY_DIR))
-
-    def save(self, directory):
-        """Config, vocabulary and weights, for `Captioner.load`."""
-        self.save_assets(directory)
-        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
-
-    @classmethod
-    def load_assets(cls, directory):
-        with open(os.path.join(directory, CONFIG_FILE)) as f:
-            config = CaptioningConfig.from_json(f.read())
-        tokenizer = SubwordTokenizer.load(
-            os.path.join(directory, VOCABULARY_DIR)
-        )
-        captioner = cls(config, tokenizer)
-        captioner.build()
-        return captioner
-
-    @classmethod
-    def load(cls, directory):
-        captioner = cls.load_assets(directory)
-        training.load_weights(captioner.model, directory)
-        return captioner
 
 
 def _flat(captions):

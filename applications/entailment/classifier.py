@@ -1,13 +1,12 @@
 """`EntailmentClassifier`: tokenizer, model and metrics in one object."""
 
-import os
-
 import keras
 import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
 from applications.common import training
+from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.entailment.config import EntailmentConfig
@@ -16,11 +15,8 @@ from applications.entailment.data import EntailmentExamples
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
 
-VOCABULARY_DIR = "vocabulary"
-CONFIG_FILE = "config.json"
 
-
-class EntailmentClassifier:
+class EntailmentClassifier(SavedBundle):
     """Premise / hypothesis strings in; label, probabilities, alignment out.
 
     `fit` learns a WordPiece vocabulary from the training sentences (unless
@@ -47,6 +43,8 @@ class EntailmentClassifier:
     classifier.predict(["a dog sleeps"], ["an animal sleeps"])["labels"]
     ```
     """
+
+    config_class = EntailmentConfig
 
     def __init__(
         self, config=None, tokenizer=None, model=None, embeddings=None
@@ -310,40 +308,6 @@ class EntailmentClassifier:
         return classification_report(
             examples.labels, [LABELS.index(p) for p in predicted]
         ) | {"predictions": predicted}
-
-    # -- persistence ------------------------------------------------------
-
-    def save_assets(self, directory):
-        """Writes the config and the vocabulary to `directory`."""
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, CONFIG_FILE), "w") as f:
-            f.write(self.config.to_json())
-        self.tokenizer.save(os.path.join(directory, VOCABULARY_DIR))
-
-    def save(self, directory):
-        """Config, vocabulary and weights, for `EntailmentClassifier.load`."""
-        self.save_assets(directory)
-        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
-
-    @classmethod
-    def load_assets(cls, directory):
-        """A classifier with the saved config and vocabulary, built with
-        fresh weights (`fit` with `checkpoint_dir` restores them)."""
-        with open(os.path.join(directory, CONFIG_FILE)) as f:
-            config = EntailmentConfig.from_json(f.read())
-        tokenizer = SubwordTokenizer.load(
-            os.path.join(directory, VOCABULARY_DIR)
-        )
-        classifier = cls(config, tokenizer)
-        classifier.build()
-        return classifier
-
-    @classmethod
-    def load(cls, directory):
-        """The classifier written by `save`."""
-        classifier = cls.load_assets(directory)
-        training.load_weights(classifier.model, directory)
-        return classifier
 
     def export(self, path):
         """Writes a SavedModel serving strings; see `export_entailment`."""

@@ -1,7 +1,6 @@
 """`Translator`: tokenizers, model and compiled decoding in one object."""
 
 import json
-import os
 
 import keras
 import numpy as np
@@ -9,6 +8,7 @@ import tensorflow as tf
 
 from applications.common import buckets
 from applications.common import training
+from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -22,7 +22,7 @@ START_ID = 2
 END_ID = 3
 
 
-class Translator:
+class Translator(SavedBundle):
     """A trainable, exportable translator for plain strings.
 
     `fit` learns WordPiece vocabularies from the training pairs (unless
@@ -46,6 +46,12 @@ class Translator:
     translator.translate(["..."])
     ```
     """
+
+    config_class = TranslationConfig
+    tokenizer_dirs = {
+        "source_tokenizer": "source_vocab",
+        "target_tokenizer": "target_vocab",
+    }
 
     def __init__(
         self,
@@ -296,42 +302,6 @@ class Translator:
             "examples": len(pairs),
             "hypotheses": hypotheses,
         }
-
-    # -- persistence ------------------------------------------------------
-
-    def save_assets(self, directory):
-        """Writes the config and both vocabularies to `directory`."""
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "config.json"), "w") as f:
-            f.write(self.config.to_json())
-        self.source_tokenizer.save(os.path.join(directory, "source_vocab"))
-        self.target_tokenizer.save(os.path.join(directory, "target_vocab"))
-
-    def save(self, directory):
-        """Config, vocabularies and weights, for `Translator.load`."""
-        self.save_assets(directory)
-        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
-
-    @classmethod
-    def load_assets(cls, directory):
-        """A translator with the saved config and vocabularies, built but
-        with fresh weights (`fit` with `checkpoint_dir` restores them)."""
-        with open(os.path.join(directory, "config.json")) as f:
-            config = TranslationConfig.from_json(f.read())
-        translator = cls(
-            config,
-            SubwordTokenizer.load(os.path.join(directory, "source_vocab")),
-            SubwordTokenizer.load(os.path.join(directory, "target_vocab")),
-        )
-        translator.build()
-        return translator
-
-    @classmethod
-    def load(cls, directory):
-        """The translator written by `save`."""
-        translator = cls.load_assets(directory)
-        training.load_weights(translator.model, directory)
-        return translator
 
     def export(self, path):
         """Writes a SavedModel serving strings; see `export_translation`."""
