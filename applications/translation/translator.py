@@ -211,7 +211,10 @@ class Translator(SavedBundle):
                     length_penalty=length_penalty,
                 )
 
-            compiled = tf.function(decode, jit_compile=True)
+            # No AutoGraph: the loops are while_loops already, and converting
+            # this closure again for a new argument pair warns "closure
+            # mismatch" (each pair has its own closure over one code).
+            compiled = tf.function(decode, jit_compile=True, autograph=False)
 
             def bucketed(source_ids):
                 padded, batch, length = buckets.pad_to_buckets(source_ids)
