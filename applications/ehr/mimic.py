@@ -305,6 +305,7 @@ def load_mimic_iv(root, prediction_hours=24.0, sources=None):
         `admissions_kept`, `deaths`, `deaths_kept`, `deaths_excluded`,
         `events_<source>` (kept), `<source>_after_cutoff`,
         `<source>_without_admission` (no or another `hadm_id`),
+        `<source>_without_time`,
         `events_before_admission`, `values_hidden_until_end`,
         `emar_not_given`, `duplicates` and the keys of `COUNT_KEYS`.
     """
@@ -325,8 +326,11 @@ def load_mimic_iv(root, prediction_hours=24.0, sources=None):
         for hadm, time, code, text, value_time in _SOURCES[source](
             root, clock, counts
         ):
-            if hadm not in admissions or time is None:
+            if hadm not in admissions:
                 counts[f"{source}_without_admission"] += 1
+                continue
+            if time is None:
+                counts[f"{source}_without_time"] += 1
                 continue
             start = admissions[hadm][1]
             cutoff = start + prediction_hours
