@@ -16,7 +16,10 @@ logits layer) generates 20 tokens greedily for a batch of 64, five ways:
   `tf.function`, still re-projecting the keys at every step;
 - (d) ours XLA: `greedy_search` compiled whole with `jit_compile=True`,
   keys projected once with `precompute_keys` and used by `attend`;
-- (e) ours graph: (d) without XLA.
+- (e) ours graph: (d) without XLA;
+- (f), (g): (d) and (e) with the decoder under `mixed_bfloat16` (the same
+  weights; matmuls in bfloat16, softmax and logits in float32), with
+  `--bfloat16`.
 
 No END token is used, so every variant runs exactly 20 steps. Figures are
 medians in ms per batch of 64 (20 tokens), measured interleaved.
@@ -104,6 +107,19 @@ def ours(decoder, encoder_states, h, max_length):
     return out["tokens"], out["attention"]
 
 
+def bfloat16_copy(decoder, vocab_size):
+    """The decoder rebuilt under `mixed_bfloat16` with the same weights."""
+    previous = keras.config.dtype_policy()
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        copy = Decoder(vocab_size, 256, 512, 512)
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+    for name in ("embedding", "attention", "cell", "logits"):
+        getattr(copy, name).set_weights(getattr(decoder, name).get_weights())
+    return copy
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batch-size", type=int, default=64)
@@ -111,6 +127,11 @@ def main(argv=None):
     parser.add_argument("--source-length", type=int, default=20)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--bfloat16",
+        action="store_true",
+        help="also time greedy_search with the decoder in mixed_bfloat16",
+    )
     args = parser.parse_args(argv)
     if keras.backend.backend() != "tensorflow":
         raise SystemExit("Run with the TensorFlow backend.")
@@ -144,6 +165,20 @@ def main(argv=None):
         "(d) greedy_search, XLA, keys once": ours_xla,
         "(e) greedy_search, graph, keys once": ours_graph,
     }
+    if args.bfloat16:
+        half = bfloat16_copy(decoder, args.vocab_size)
+
+        def ours_half(e, h):
+            # bfloat16 states, so the loop's state keeps one dtype.
+            e, h = tf.cast(e, tf.bfloat16), tf.cast(h, tf.bfloat16)
+            return ours(half, e, h, length)
+
+        candidates["(f) greedy_search, XLA, bfloat16"] = tf.function(
+            ours_half, jit_compile=True
+        )
+        candidates["(g) greedy_search, graph, bfloat16"] = tf.function(
+            ours_half
+        )
 
     # Warm up (trace and compile) and check every variant agrees with (a).
     reference = None
