@@ -1,0 +1,501 @@
+"""`RiskModel`: vocabularies, scaler, model and metrics in one object."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from applications.common import buckets
+from applications.common import training
+from applications.common.bundle import CONFIG_FILE
+from applications.common.bundle import SavedBundle
+from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
+from applications.common.wordpiece import SubwordTokenizer
+from applications.ehr.config import EHRConfig
+from applications.ehr.data import PAD_ID
+from applications.ehr.data import CodeVocabulary
+from applications.ehr.data import PatientRecords
+from applications.ehr.data import ValueScaler
+from applications.ehr.model import attention_model
+from applications.ehr.model import build_risk_model
+
+CODE_VOCABULARY_FILE = "codes.txt"
+SCALER_FILE = "value_scaler.json"
+NOTE_VOCABULARY_DIR = "note_vocabulary"
+LENGTH_MULTIPLE = 16  # events and note tokens are padded to a multiple
+
+
+class RiskModel(SavedBundle):
+    """Patient records in; risk, attended events and note words out.
+
+    `fit` builds the code vocabulary, the value scaler and the note
+    tokenizer from the training records (unless given), builds
+    `build_risk_model` from the config and trains it, with balanced class
+    weights when `config.class_weighting`; `predict` returns the risks and,
+    per patient, the most attended events and note words; `evaluate`
+    reports AUROC, AUPRC, the Brier score and calibration bins.
+
+    A record is read up to its prediction time only (the data layer drops
+    later rows), its last `config.max_events` events and last
+    `config.max_note_tokens` note tokens. The model's `times` input is
+    the hours before the prediction time (`prediction_time - time`).
+
+    Args:
+        config: an `EHRConfig`. Defaults to `EHRConfig()`.
+        note_tokenizer: optional trained `SubwordTokenizer` for the notes.
+        code_vocabulary: optional `CodeVocabulary`.
+        scaler: optional fitted `ValueScaler`.
+        model: optional built model matching the above.
+
+    Example:
+
+    ```python
+    data = make_synthetic_patients(1500)
+    train, validation, test = split_patients(data.records)
+    risk_model = RiskModel(EHRConfig(epochs=5))
+    risk_model.fit(train, validation)
+    risk_model.evaluate(test)["auroc"]
+    risk_model.predict(test)["top_events"][0]  # [(code, time, weight)]
+    ```
+    """
+
+    config_class = EHRConfig
+    tokenizer_dirs = {"note_tokenizer": NOTE_VOCABULARY_DIR}
+
+    def __init__(
+        self,
+        config=None,
+        note_tokenizer=None,
+        code_vocabulary=None,
+        scaler=None,
+        model=None,
+    ):
+        self.config = config or EHRConfig()
+        if not self.config.use_notes:
+            self.tokenizer_dirs = {}  # `save_assets` saves no tokenizer
+        self.note_tokenizer = note_tokenizer
+        self.code_vocabulary = code_vocabulary
+        self.scaler = scaler
+        self.model = model
+        self._explainer = None
+
+    # -- saving -----------------------------------------------------------
+
+    def save_assets(self, directory):
+        """Config, note vocabulary, code vocabulary and value scaler."""
+        super().save_assets(directory)
+        self.code_vocabulary.save(os.path.join(directory, CODE_VOCABULARY_FILE))
+        self.scaler.save(os.path.join(directory, SCALER_FILE))
+
+    @classmethod
+    def load_assets(cls, directory):
+        """A built `RiskModel` with the saved assets and fresh weights."""
+        with open(os.path.join(directory, CONFIG_FILE)) as f:
+            config = cls.config_class.from_json(f.read())
+        note_tokenizer = None
+        if config.use_notes:
+            note_tokenizer = SubwordTokenizer.load(
+                os.path.join(directory, NOTE_VOCABULARY_DIR)
+            )
+        bundle = cls(
+            config,
+            note_tokenizer=note_tokenizer,
+            code_vocabulary=CodeVocabulary.load(
+                os.path.join(directory, CODE_VOCABULARY_FILE)
+            ),
+            scaler=ValueScaler.load(os.path.join(directory, SCALER_FILE)),
+        )
+        bundle.build()
+        return bundle
+
+    # -- training ---------------------------------------------------------
+
+    def ensure_assets(self, records):
+        """Builds what is missing of the code vocabulary, the value scaler
+        and the note tokenizer from (training) `records`."""
+        config = self.config
+        if self.code_vocabulary is None:
+            self.code_vocabulary = CodeVocabulary.build(
+                records, min_count=config.code_min_count
+            )
+        if self.scaler is None:
+            self.scaler = ValueScaler.fit(records)
+        if config.use_notes and self.note_tokenizer is None:
+            notes = [note for note in records.notes if note.strip()]
+            if not notes:
+                raise ValueError(
+                    "The training records have no notes: use "
+                    "`EHRConfig(use_notes=False)`."
+                )
+            self.note_tokenizer = SubwordTokenizer.train(
+                notes,
+                vocabulary_size=config.note_vocabulary_size,
+                lowercase=config.lowercase,
+                learn_params={"lower_thresh": config.note_min_count},
+            )
+
+    def build(self):
+        """Builds and compiles the model (the assets must exist)."""
+        config = self.config
+        if self.model is None:
+            keras.utils.set_random_seed(config.seed)
+            self.model = build_risk_model(
+                len(self.code_vocabulary),
+                note_vocab_size=(
+                    self.note_tokenizer.vocabulary_size
+                    if config.use_notes
+                    else None
+                ),
+                embedding_dim=config.embedding_dim,
+                units=config.units,
+                encoder=config.encoder,
+                time_encoding=config.time_encoding,
+                dropout=config.dropout,
+                num_heads=config.num_heads,
+            )
+        self.model.compile(
+            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+            loss="binary_crossentropy",
+        )
+        self._explainer = None
+        return self.model
+
+    def encode(self, records):
+        """Model inputs for `records`, NumPy arrays padded to one length.
+
+        Returns:
+            A dict `codes` int32 `(N, T)`, `values`, `has_value`, `times`
+            float32 `(N, T)` (hours before the prediction time) and, with
+            notes, `note` int32 `(N, L)`; plus `event_index` int64 `(N, T)`,
+            the index of each column's event in `records.codes[i]` (-1 on
+            padding). `T` and `L` are multiples of 16.
+        """
+        _check_records(records)
+        count, keep = len(records), self.config.max_events
+        longest = max([min(len(c), keep) for c in records.codes] + [1])
+        length = -(-longest // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
+        arrays = {
+            "codes": np.full((count, length), PAD_ID, "int32"),
+            "values": np.zeros((count, length), "float32"),
+            "has_value": np.zeros((count, length), "float32"),
+            "times": np.zeros((count, length), "float32"),
+            "event_index": np.full((count, length), -1, "int64"),
+        }
+        for i in range(count):
+            start = max(len(records.codes[i]) - keep, 0)
+            codes = records.codes[i][start:]
+            n = len(codes)
+            values, present = self.scaler.transform(
+                codes, records.values[i][start:]
+            )
+            arrays["codes"][i, :n] = self.code_vocabulary.encode(codes)
+            arrays["values"][i, :n] = values
+            arrays["has_value"][i, :n] = present
+            arrays["times"][i, :n] = (
+                records.prediction_times[i] - records.times[i][start:]
+            )
+            arrays["event_index"][i, :n] = np.arange(start, start + n)
+        if self.config.use_notes:
+            arrays["note"] = self._note_ids(records.notes)
+        return arrays
+
+    def _note_ids(self, notes):
+        """int32 `(N, L)`: the last `max_note_tokens` tokens, PAD-filled."""
+        if not len(notes):
+            return np.zeros((0, LENGTH_MULTIPLE), "int32")
+        ids = self.note_tokenizer.tokenize(tf.constant(list(notes), tf.string))
+        ids = ids[:, -self.config.max_note_tokens :]
+        longest = max(int(tf.reduce_max(ids.row_lengths())), 1)
+        length = -(-longest // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
+        return ids.to_tensor(NOTE_PAD_ID, shape=(None, length)).numpy()
+
+    def class_weights(self, labels):
+        """`{0: w0, 1: w1}`, balanced: `n / (2 n_c)` (1 for an absent
+        class); all ones without `config.class_weighting`."""
+        labels = np.asarray(labels, "int64")
+        if not self.config.class_weighting:
+            return {0: 1.0, 1: 1.0}
+        counts = np.bincount(labels, minlength=2)
+        return {
+            c: float(len(labels) / (2 * counts[c])) if counts[c] else 1.0
+            for c in (0, 1)
+        }
+
+    def dataset(self, records, shuffle=False, weights=None):
+        """`(inputs, label (B, 1), sample weight (B,))` batches."""
+        arrays = self.encode(records)
+        arrays.pop("event_index")
+        labels = records.labels.astype("float32")[:, None]
+        weights = weights or {0: 1.0, 1: 1.0}
+        sample_weights = np.where(
+            records.labels == 1, weights[1], weights[0]
+        ).astype("float32")
+        data = tf.data.Dataset.from_tensor_slices(
+            (arrays, labels, sample_weights)
+        )
+        if shuffle:
+            data = data.shuffle(
+                len(records),
+                seed=self.config.seed,
+                reshuffle_each_iteration=True,
+            )
+        return data.batch(self.config.batch_size).prefetch(tf.data.AUTOTUNE)
+
+    def fit(
+        self,
+        train_records,
+        validation_records=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
+    ):
+        """Trains on `PatientRecords`; returns the History.
+
+        With `checkpoint_dir`, the assets and config are saved there first,
+        weights are checkpointed every epoch, and an interrupted run
+        restarted with the same `checkpoint_dir` resumes from its last
+        finished epoch.
+        """
+        _check_records(train_records)
+        if not len(train_records):
+            raise ValueError("`train_records` is empty.")
+        self.ensure_assets(train_records)
+        if self.model is None or self.model.optimizer is None:
+            self.build()
+        callbacks = list(callbacks)
+        if checkpoint_dir:
+            self.save_assets(checkpoint_dir)
+            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        validation = None
+        if validation_records is not None and len(validation_records):
+            validation = self.dataset(validation_records)
+        history = self.model.fit(
+            self.dataset(
+                train_records,
+                shuffle=True,
+                weights=self.class_weights(train_records.labels),
+            ),
+            validation_data=validation,
+            epochs=epochs or self.config.epochs,
+            shuffle=False,  # the dataset shuffles itself
+            callbacks=callbacks,
+            verbose=verbose,
+        )
+        self._explainer = None
+        return history
+
+    # -- inference --------------------------------------------------------
+
+    def predict_function(self):
+        """`inputs -> {"risk", "event_attention"[, "note_attention"]}`,
+        compiled with XLA; the batch is padded to a bucketed size (see
+        `applications.common.buckets`) so XLA compiles for few shapes."""
+        if self._explainer is None:
+            if self.model is None:
+                raise ValueError("The risk model has no model: call `fit`.")
+            explainer = attention_model(self.model)
+            compiled = tf.function(
+                lambda inputs: explainer(inputs, training=False),
+                jit_compile=True,
+            )
+
+            def predict(inputs):
+                batch = next(iter(inputs.values())).shape[0]
+                padded = int(buckets.bucket_batch_size(batch))
+                inputs = {
+                    key: np.pad(value, [(0, padded - batch), (0, 0)])
+                    for key, value in inputs.items()
+                }
+                outputs = compiled(inputs)
+                return {k: v.numpy()[:batch] for k, v in outputs.items()}
+
+            self._explainer = predict
+        return self._explainer
+
+    def predict(self, records, top_k=3, batch_size=256):
+        """Risks and attention of `PatientRecords` (labels unused).
+
+        Returns:
+            A dict with `risk` (float32 `(N,)`), `top_events` (per patient a
+            list of up to `top_k` `(code, time, weight)`, the most attended
+            events, `time` in hours since admission as in the records) and,
+            with notes, `note_words` (per patient up to `top_k` `(word,
+            weight)`, the weights of a word's pieces summed) and
+            `event_attention` / `note_attention` (per patient float32
+            arrays over its kept events / note tokens).
+        """
+        _check_records(records)
+        predict = self.predict_function()
+        risks, top_events, note_words = [], [], []
+        event_attention, note_attention = [], []
+        vocabulary = (
+            self.note_tokenizer.vocabulary if self.note_tokenizer else []
+        )
+        for start in range(0, len(records), batch_size):
+            part = records.select(
+                range(start, min(start + batch_size, len(records)))
+            )
+            arrays = self.encode(part)
+            index = arrays.pop("event_index")
+            outputs = predict(arrays)
+            risks.append(outputs["risk"][:, 0])
+            for row in range(len(part)):
+                kept = index[row] >= 0
+                weights = outputs["event_attention"][row][kept]
+                event_attention.append(weights)
+                order = np.argsort(-weights, kind="stable")[:top_k]
+                top_events.append(
+                    [
+                        (
+                            part.codes[row][index[row, j]],
+                            float(part.times[row][index[row, j]]),
+                            float(weights[j]),
+                        )
+                        for j in order
+                    ]
+                )
+                if "note_attention" in outputs:
+                    ids = arrays["note"][row]
+                    weights = outputs["note_attention"][row][ids != NOTE_PAD_ID]
+                    note_attention.append(weights)
+                    note_words.append(
+                        _top_words(
+                            [vocabulary[i] for i in ids[ids != NOTE_PAD_ID]],
+                            weights,
+                            top_k,
+                        )
+                    )
+        output = {
+            "risk": (
+                np.concatenate(risks).astype("float32")
+                if risks
+                else np.zeros((0,), "float32")
+            ),
+            "top_events": top_events,
+            "event_attention": event_attention,
+        }
+        if self.config.use_notes:
+            output["note_words"] = note_words
+            output["note_attention"] = note_attention
+        return output
+
+    def evaluate(self, records, num_bins=10, batch_size=256):
+        """AUROC, AUPRC, Brier score and calibration of `records`.
+
+        Returns:
+            A dict: `auroc`, `auprc` (average precision), `brier` (floats;
+            `nan` for AUROC / AUPRC without both classes), `calibration`
+            (see `calibration_bins`), `patients`, `positives` (ints) and
+            `risk` (the predictions).
+        """
+        risk = self.predict(records, top_k=0, batch_size=batch_size)["risk"]
+        labels = records.labels
+        return {
+            "auroc": auroc(labels, risk),
+            "auprc": auprc(labels, risk),
+            "brier": brier_score(labels, risk),
+            "calibration": calibration_bins(labels, risk, num_bins),
+            "patients": int(len(labels)),
+            "positives": int(labels.sum()),
+            "risk": risk,
+        }
+
+
+def _top_words(pieces, weights, top_k):
+    """Glues `##` pieces to their word (weights summed); the top `top_k`
+    `(word, weight)`, heaviest first."""
+    words, totals = [], []
+    for piece, weight in zip(pieces, weights):
+        if piece.startswith("##") and words:
+            words[-1] += piece[2:]
+            totals[-1] += float(weight)
+        else:
+            words.append(piece)
+            totals.append(float(weight))
+    order = np.argsort(-np.asarray(totals), kind="stable")[:top_k]
+    return [(words[j], totals[j]) for j in order]
+
+
+def auroc(labels, scores):
+    """Area under the ROC curve: the chance that a random positive scores
+    above a random negative, ties counting one half (Mann-Whitney U with
+    average ranks). `nan` without both classes."""
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, "float64")
+    positives, negatives = int(labels.sum()), int((~labels).sum())
+    if not positives or not negatives:
+        return float("nan")
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = scores[order]
+    ranks = np.empty(len(scores), "float64")
+    # Average rank (1-based) within each run of tied scores.
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
+    ends = np.r_[starts[1:], len(scores)]
+    for start, end in zip(starts, ends):
+        ranks[order[start:end]] = (start + end + 1) / 2.0
+    u = ranks[labels].sum() - positives * (positives + 1) / 2.0
+    return float(u / (positives * negatives))
+
+
+def auprc(labels, scores):
+    """Area under the precision-recall curve as average precision:
+    `sum_k (R_k - R_{k-1}) P_k` over the distinct score thresholds, from
+    the highest (tied scores enter together). `nan` without positives."""
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, "float64")
+    positives = int(labels.sum())
+    if not positives:
+        return float("nan")
+    order = np.argsort(-scores, kind="mergesort")
+    sorted_scores, sorted_labels = scores[order], labels[order]
+    true_positives = np.cumsum(sorted_labels)
+    # The last index of each run of tied scores: one threshold each.
+    last = np.r_[np.flatnonzero(np.diff(sorted_scores)), len(scores) - 1]
+    tp = true_positives[last].astype("float64")
+    precision = tp / (last + 1)
+    recall = tp / positives
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def brier_score(labels, scores):
+    """Mean squared error of the predicted risks."""
+    labels = np.asarray(labels, "float64")
+    scores = np.asarray(scores, "float64")
+    return float(np.mean((scores - labels) ** 2)) if len(labels) else 0.0
+
+
+def calibration_bins(labels, scores, num_bins=10):
+    """Reliability table over `num_bins` equal-width risk bins of [0, 1].
+
+    Returns:
+        A list of dicts, one per non-empty bin: `low`, `high` (its edges),
+        `count`, `mean_risk` (mean prediction) and `observed` (fraction of
+        positives).
+    """
+    labels = np.asarray(labels, "float64")
+    scores = np.asarray(scores, "float64")
+    which = np.clip((scores * num_bins).astype("int64"), 0, num_bins - 1)
+    table = []
+    for b in range(num_bins):
+        inside = which == b
+        if inside.any():
+            table.append(
+                {
+                    "low": b / num_bins,
+                    "high": (b + 1) / num_bins,
+                    "count": int(inside.sum()),
+                    "mean_risk": float(scores[inside].mean()),
+                    "observed": float(labels[inside].mean()),
+                }
+            )
+    return table
+
+
+def _check_records(records):
+    if not isinstance(records, PatientRecords):
+        raise TypeError(
+            "Expected a `PatientRecords` (see `applications.ehr.data`). "
+            f"Received: {type(records).__name__}"
+        )
