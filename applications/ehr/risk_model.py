@@ -381,6 +381,13 @@ class RiskModel(SavedBundle):
             output["note_attention"] = note_attention
         return output
 
+    def export(self, path):
+        """Writes a SavedModel serving raw events and notes; see
+        `applications.ehr.export.export_risk_model`."""
+        from applications.ehr.export import export_risk_model
+
+        return export_risk_model(self, path)
+
     def evaluate(self, records, num_bins=10, batch_size=256):
         """AUROC, AUPRC, Brier score and calibration of `records`.
 

@@ -1,0 +1,280 @@
+"""`export_risk_model`: a SavedModel that takes raw events and a note.
+
+The serving graph does what `RiskModel.encode` does in NumPy: it drops
+padding (empty codes) and events after the prediction time, sorts the rest
+by time, keeps the last `max_events`, looks the codes up (unknown codes give
+the OOV id), standardises the values per code and turns the times into
+hours before the prediction time; it tokenizes the note with the saved
+WordPiece tokenizer and keeps its last `max_note_tokens` tokens. Then the
+model runs, compiled with XLA, on a batch padded to a bucketed shape.
+"""
+
+import math
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from applications.common import buckets
+from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
+from applications.ehr.data import OOV_ID
+from applications.ehr.data import PAD_ID
+from applications.ehr.model import attention_model
+from applications.ehr.risk_model import LENGTH_MULTIPLE
+from attention_zoo.export import atomic_directory
+
+
+class RiskServingModule(tf.Module):
+    """Code table, scaler, tokenizer and the compiled model in one module.
+
+    `serve(codes, values, times, prediction_time, note)` (shapes below, `B`
+    patients, `N` event slots) returns:
+
+    - `risk` float32 `(B,)`;
+    - `event_attention` float32 `(B, N)`: the attention weight of each
+      input event, in the input's positions; 0 on padding and on the
+      events the model did not read (after `prediction_time`, or older
+      than the last `max_events`);
+    - `note_tokens` tf.string `(B, L)`: the note's WordPiece tokens that
+      the model read (its last `max_note_tokens`), `""` after a note's end;
+    - `note_attention` float32 `(B, L)`: their weights (0 on padding).
+      Without notes (`use_notes=False`) both have `L = 0`.
+    """
+
+    def __init__(self, risk_model):
+        super().__init__(name="ehr_risk")
+        config = risk_model.config
+        self.model = risk_model.model
+        self.note_tokenizer = risk_model.note_tokenizer
+        self._max_events = config.max_events
+        self._max_note_tokens = config.max_note_tokens
+        self._use_notes = config.use_notes
+        codes = risk_model.code_vocabulary.codes
+        self._code_ids = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(codes[OOV_ID + 1 :], tf.string),
+                tf.range(OOV_ID + 1, len(codes), dtype=tf.int32),
+            ),
+            default_value=OOV_ID,
+        )
+        # The scaler's codes (not only the vocabulary's: a rare code maps
+        # to OOV but keeps its own mean and std). Row `len(stats)` is for
+        # codes without statistics, whose scaled value is 0.
+        stats = risk_model.scaler.stats
+        names = sorted(stats)
+        self._scaler_rows = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(names, tf.string),
+                tf.range(len(names), dtype=tf.int32),
+            ),
+            default_value=len(names),
+        )
+        self._means = tf.constant(
+            np.array([stats[c][0] for c in names] + [0.0], "float64")
+        )
+        self._stds = tf.constant(
+            np.array([stats[c][1] for c in names] + [1.0], "float64")
+        )
+        self._known = tf.constant(
+            np.array([1.0] * len(names) + [0.0], "float64")
+        )
+        self._clip = float(risk_model.scaler.clip)
+        if self._use_notes:
+            self._note_vocabulary = tf.constant(
+                risk_model.note_tokenizer.vocabulary, tf.string
+            )
+        explainer = attention_model(risk_model.model)
+        self._explainer = explainer
+        self._predict = tf.function(
+            lambda inputs: explainer(inputs, training=False),
+            jit_compile=True,
+        )
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None, None], tf.string, name="codes"),
+            tf.TensorSpec([None, None], tf.float32, name="values"),
+            tf.TensorSpec([None, None], tf.float32, name="times"),
+            tf.TensorSpec([None], tf.float32, name="prediction_time"),
+            tf.TensorSpec([None], tf.string, name="note"),
+        ]
+    )
+    def serve(self, codes, values, times, prediction_time, note):
+        batch = tf.shape(codes)[0]
+        tf.debugging.assert_equal(
+            tf.shape(values),
+            tf.shape(codes),
+            message="`codes`, `values` and `times` must have one shape",
+        )
+        tf.debugging.assert_equal(
+            tf.shape(times),
+            tf.shape(codes),
+            message="`codes`, `values` and `times` must have one shape",
+        )
+        tf.debugging.assert_equal(
+            tf.stack([tf.size(prediction_time), tf.size(note)]),
+            tf.stack([batch, batch]),
+            message="`prediction_time` and `note` need one entry a patient",
+        )
+        inputs, positions, valid = self._events(
+            codes, values, times, prediction_time
+        )
+        if self._use_notes:
+            note_ids = self._note_ids(note)
+            inputs["note"] = note_ids
+        # Rows of padding up to a bucketed batch size: fewer XLA shapes.
+        padded = buckets.bucket_batch_size(batch)
+        inputs = {
+            key: tf.pad(value, [[0, padded - batch], [0, 0]])
+            for key, value in inputs.items()
+        }
+        outputs = self._predict(inputs)
+        risk = tf.cast(outputs["risk"][:batch, 0], tf.float32)
+        attention = tf.cast(outputs["event_attention"][:batch], tf.float32)
+        # Each kept event's weight back to its input position; the padding
+        # columns all point at the extra column `N`, cut off again.
+        width = tf.shape(codes)[1]
+        rows = tf.broadcast_to(
+            tf.range(batch)[:, None], tf.shape(positions)
+        )  # (B, T)
+        indices = tf.stack(
+            [rows, tf.where(valid, positions, width)], axis=-1
+        )  # (B, T, 2)
+        event_attention = tf.scatter_nd(
+            indices,
+            tf.where(valid, attention, 0.0),
+            tf.stack([batch, width + 1]),
+        )[:, :width]
+        if self._use_notes:
+            note_attention = tf.cast(
+                outputs["note_attention"][:batch], tf.float32
+            )
+            note_length = tf.reduce_max(
+                tf.reduce_sum(tf.cast(note_ids != NOTE_PAD_ID, tf.int32), 1)
+            )
+            note_attention = note_attention[:, :note_length]
+            note_ids = note_ids[:, :note_length]
+            note_tokens = tf.where(
+                note_ids != NOTE_PAD_ID,
+                tf.gather(self._note_vocabulary, note_ids),
+                "",
+            )
+        else:
+            note_attention = tf.zeros(tf.stack([batch, 0]), tf.float32)
+            note_tokens = tf.zeros(tf.stack([batch, 0]), tf.string)
+        return {
+            "risk": risk,
+            "event_attention": event_attention,
+            "note_tokens": note_tokens,
+            "note_attention": note_attention,
+        }
+
+    def _events(self, codes, values, times, prediction_time):
+        """The model's event inputs `(B, T)`, `T` a multiple of 16, and
+        per column the input position `(B, T)` and whether it holds an
+        event."""
+        # One extra padding column, so that gathers work when `N` is 0.
+        codes = tf.pad(codes, [[0, 0], [0, 1]], constant_values="")
+        values = tf.pad(values, [[0, 0], [0, 1]])
+        times = tf.pad(times, [[0, 0], [0, 1]])
+        keep = (codes != "") & (times <= prediction_time[:, None])
+        # Stable sort by time, the dropped events last.
+        order = tf.argsort(
+            tf.where(keep, times, math.inf), axis=1, stable=True
+        )  # (B, N + 1)
+        count = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)  # (B,)
+        start = tf.maximum(count - self._max_events, 0)  # the last ones
+        kept = count - start
+        length = tf.maximum(
+            -(-tf.reduce_max(tf.concat([kept, [0]], 0)) // LENGTH_MULTIPLE)
+            * LENGTH_MULTIPLE,
+            LENGTH_MULTIPLE,
+        )
+        column = tf.range(length)[None, :]  # (1, T)
+        valid = column < kept[:, None]  # (B, T)
+        last = tf.shape(codes)[1] - 1
+        source = tf.minimum(start[:, None] + column, last)
+        positions = tf.where(
+            valid, tf.gather(order, source, batch_dims=1), last
+        )  # (B, T)
+        codes = tf.gather(codes, positions, batch_dims=1)
+        values = tf.cast(tf.gather(values, positions, batch_dims=1), "float64")
+        times = tf.gather(times, positions, batch_dims=1)
+        ids = tf.where(valid, self._code_ids.lookup(codes), PAD_ID)
+        # As `ValueScaler.transform`, in float64: (value - mean) / std,
+        # clipped; 0 and has_value 0 for NaN / inf.
+        present = tf.math.is_finite(values) & valid
+        row = self._scaler_rows.lookup(codes)
+        scaled = (values - tf.gather(self._means, row)) / tf.gather(
+            self._stds, row
+        )
+        scaled = tf.where(present, scaled * tf.gather(self._known, row), 0.0)
+        scaled = tf.clip_by_value(scaled, -self._clip, self._clip)
+        # Hours before the prediction time, as `RiskModel.encode`.
+        before = tf.cast(prediction_time, "float64")[:, None] - tf.cast(
+            times, "float64"
+        )
+        inputs = {
+            "codes": ids,
+            "values": tf.cast(scaled, tf.float32),
+            "has_value": tf.cast(present, tf.float32),
+            "times": tf.where(valid, tf.cast(before, tf.float32), 0.0),
+        }
+        return inputs, positions, valid
+
+    def _note_ids(self, note):
+        """int32 `(B, L)`: the last `max_note_tokens` token ids, padded to
+        a multiple of 16 (as `RiskModel._note_ids`)."""
+        ids = self.note_tokenizer.tokenize(note)
+        ids = ids[:, -self._max_note_tokens :]
+        longest = tf.reduce_max(tf.concat([ids.row_lengths(), [0]], 0))
+        length = tf.maximum(
+            -(-tf.cast(longest, tf.int32) // LENGTH_MULTIPLE) * LENGTH_MULTIPLE,
+            LENGTH_MULTIPLE,
+        )
+        dense = ids.to_tensor(NOTE_PAD_ID)
+        return tf.pad(dense, [[0, 0], [0, length - tf.shape(dense)[1]]])
+
+
+def export_risk_model(risk_model, path):
+    """Writes `risk_model` as a SavedModel to `path`, atomically.
+
+    The `serving_default` signature takes, for `B` patients with `N` event
+    slots each:
+
+    - `codes` tf.string `[None, None]`: event codes, `""` = padding;
+    - `values` float32 `[None, None]`: NaN where an event has no value;
+    - `times` float32 `[None, None]`: hours since admission (as in the
+      long format);
+    - `prediction_time` float32 `[None]`: hours since admission; events
+      after it are ignored, and the model sees `prediction_time - times`;
+    - `note` tf.string `[None]`: the notes up to the prediction time,
+      joined (may be `""`),
+
+    and returns `risk` float32 `[None]`, `event_attention` float32 `[None,
+    None]` (per input event), `note_tokens` tf.string `[None, None]` and
+    `note_attention` float32 `[None, None]` (see `RiskServingModule`).
+    Loading needs only TensorFlow and TensorFlow Text's ops. The folder
+    appears only once complete; an existing one is replaced; the config is
+    written beside as `config.json`.
+
+    Returns:
+        `path`.
+    """
+    if risk_model.model is None:
+        raise ValueError("The risk model has no model: call `fit` first.")
+    module = RiskServingModule(risk_model)
+    with atomic_directory(path) as temporary:
+        tf.saved_model.save(
+            module, temporary, signatures={"serving_default": module.serve}
+        )
+        with open(os.path.join(temporary, "config.json"), "w") as f:
+            f.write(risk_model.config.to_json())
+    return path
+
+
+def load_risk_model(path):
+    """Loads an export (registers TensorFlow Text's ops) -> signature."""
+    import tensorflow_text  # noqa: F401  (registers the ops in-process)
+
+    return tf.saved_model.load(path).signatures["serving_default"]

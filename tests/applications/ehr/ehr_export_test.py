@@ -1,0 +1,213 @@
+"""The EHR export: served without Keras or the project, it gives what
+`RiskModel.predict` gives; padding, late events, unknown codes, empty
+notes; only TensorFlow and TF Text ops."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.ehr.config import EHRConfig
+from applications.ehr.risk_model import RiskModel
+from applications.ehr.synthetic import make_synthetic_patients
+from tests import export_testing
+
+TINY = EHRConfig(
+    embedding_dim=8,
+    units=8,
+    encoder="multihead",
+    num_heads=2,
+    max_events=12,
+    max_note_tokens=10,
+    note_vocabulary_size=200,
+    note_min_count=1,
+    batch_size=16,
+    epochs=1,
+)
+
+
+@pytest.fixture(scope="module")
+def patients():
+    return make_synthetic_patients(40, seed=5)
+
+
+@pytest.fixture(scope="module", params=["multihead", "gru-no-notes"])
+def trained(request, patients):
+    config = TINY
+    if request.param == "gru-no-notes":
+        config = TINY.replace(encoder="gru", use_notes=False)
+    model = RiskModel(config)
+    model.fit(patients.records, epochs=1, verbose=0)
+    return model
+
+
+def _batch(records, extra=()):
+    """Padded serving inputs of `records`; `extra[i]` events (after the
+    record's own) are appended to patient `i`."""
+    rows = []
+    for i in range(len(records)):
+        events = list(
+            zip(records.codes[i], records.values[i], records.times[i])
+        )
+        rows.append(events + list(extra[i] if i < len(extra) else ()))
+    width = max([len(r) for r in rows] + [0]) + 2  # padding slots too
+    codes = [[""] * width for _ in rows]
+    values = np.zeros((len(rows), width), "float32")
+    times = np.zeros((len(rows), width), "float32")
+    for i, events in enumerate(rows):
+        for j, (code, value, time) in enumerate(events):
+            codes[i][j], values[i, j], times[i, j] = code, value, time
+    return {
+        "codes": codes,
+        "values": values.tolist(),
+        "times": times.tolist(),
+        "prediction_time": records.prediction_times.tolist(),
+        "note": list(records.notes),
+    }
+
+
+def _test_records(patients):
+    records = patients.records.select(range(5))
+    # Patient 0: an unknown code and a NaN value; patient 1: no events and
+    # no note; float32 times, as served.
+    records.codes[0] = records.codes[0] + ["never:seen"]
+    records.values[0] = np.r_[records.values[0], math.nan]
+    records.times[0] = np.r_[records.times[0], records.prediction_times[0]]
+    records.codes[1] = []
+    records.values[1] = np.zeros(0)
+    records.times[1] = np.zeros(0)
+    records.notes[1] = ""
+    records.times = [
+        t.astype("float32").astype("float64") for t in records.times
+    ]
+    records.prediction_times = records.prediction_times.astype(
+        "float32"
+    ).astype("float64")
+    return records
+
+
+def test_export_serves_what_predict_gives_without_the_project(
+    trained, patients, tmp_path
+):
+    records = _test_records(patients)
+    expected = trained.predict(records)
+    # Events after the prediction time are ignored by the export (patient
+    # 2 gets one), as the loaders drop them.
+    late = [(), (), [("lab:late", 1.0, records.prediction_times[2] + 5.0)]]
+    inputs = _batch(records, late)
+    path = str(tmp_path / "ehr" / "1")
+    trained.export(path)
+    served = export_testing.run_without_project(
+        f"""
+inputs = json.loads({json.dumps(inputs)!r})
+model = tf.saved_model.load({path!r})
+serve = model.signatures["serving_default"]
+out = serve(codes=tf.constant(inputs["codes"]),
+            values=tf.constant(inputs["values"], tf.float32),
+            times=tf.constant(inputs["times"], tf.float32),
+            prediction_time=tf.constant(inputs["prediction_time"], tf.float32),
+            note=tf.constant(inputs["note"]))
+emit({{
+    "risk": out["risk"].numpy().tolist(),
+    "event_attention": out["event_attention"].numpy().tolist(),
+    "note_attention": out["note_attention"].numpy().tolist(),
+    "note_tokens": [[t.decode() for t in row]
+                    for row in out["note_tokens"].numpy()],
+    "dtypes": {{k: v.dtype.name for k, v in out.items()}},
+    "inputs": sorted(serve.structured_input_signature[1]),
+}})
+"""
+    )
+    assert served["inputs"] == [
+        "codes",
+        "note",
+        "prediction_time",
+        "times",
+        "values",
+    ]
+    assert served["dtypes"] == {
+        "risk": "float32",
+        "event_attention": "float32",
+        "note_attention": "float32",
+        "note_tokens": "string",
+    }
+    np.testing.assert_allclose(served["risk"], expected["risk"], atol=1e-5)
+    event_attention = np.array(served["event_attention"])
+    assert event_attention.shape == np.shape(inputs["codes"])
+    for i, weights in enumerate(expected["event_attention"]):
+        count = len(records.codes[i])
+        start = max(count - TINY.max_events, 0)
+        row = event_attention[i]
+        np.testing.assert_allclose(row[start:count], weights, atol=1e-5)
+        assert np.all(row[:start] == 0) and np.all(row[count:] == 0)
+    assert np.all(event_attention[1] == 0)  # no events
+    note_attention = np.array(served["note_attention"])
+    if not trained.config.use_notes:
+        assert note_attention.shape == (5, 0)
+        return
+    vocabulary = trained.note_tokenizer.vocabulary
+    ids = trained.encode(records)["note"]
+    for i, weights in enumerate(expected["note_attention"]):
+        n = len(weights)
+        np.testing.assert_allclose(note_attention[i, :n], weights, atol=1e-5)
+        assert np.all(note_attention[i, n:] == 0)
+        tokens = served["note_tokens"][i]
+        assert tokens[:n] == [vocabulary[t] for t in ids[i][:n]]
+        assert all(t == "" for t in tokens[n:])
+    assert served["note_tokens"][1] == [""] * len(served["note_tokens"][1])
+
+
+def test_export_handles_padding_only_unknown_codes_and_empty_batches(
+    trained, tmp_path
+):
+    path = str(tmp_path / "export")
+    trained.export(path)
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+
+    def call(codes, values, times, prediction_time, note):
+        return serve(
+            codes=tf.constant(np.array(codes, object), tf.string),
+            values=tf.constant(values, tf.float32),
+            times=tf.constant(times, tf.float32),
+            prediction_time=tf.constant(prediction_time, tf.float32),
+            note=tf.constant(note, tf.string),
+        )
+
+    # Unknown codes only, padding only, and no event slots at all.
+    out = call(
+        [["x:unknown", "", "y:unknown"], ["", "", ""]],
+        [[1.0, 2.0, math.nan], [0.0] * 3],
+        [[1.0, 2.0, 3.0], [0.0] * 3],
+        [4.0, 4.0],
+        ["", ""],
+    )
+    assert out["risk"].shape == (2,)
+    assert np.all(np.isfinite(out["risk"].numpy()))
+    weights = out["event_attention"].numpy()
+    assert weights[0, 1] == 0 and np.all(weights[1] == 0)
+    np.testing.assert_allclose(weights[0].sum(), 1.0, atol=1e-5)
+    out = call(
+        np.zeros((2, 0)),
+        np.zeros((2, 0)),
+        np.zeros((2, 0)),
+        [1.0, 2.0],
+        ["a note", ""],
+    )
+    assert out["event_attention"].shape == (2, 0)
+    empty = call(
+        np.zeros((0, 3), object), np.zeros((0, 3)), np.zeros((0, 3)), [], []
+    )
+    assert empty["risk"].shape == (0,)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one shape"):
+        call([["a", "b"]], [[1.0]], [[1.0]], [1.0], [""])
+
+
+def test_exported_graph_uses_only_tensorflow_and_text_ops(trained, tmp_path):
+    path = str(tmp_path / "export")
+    trained.export(path)
+    ops = export_testing.saved_model_ops(path)
+    assert "LookupTableFindV2" in ops
+    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
