@@ -8,6 +8,7 @@
     attention-zoo predict DIR --premise "..." --hypothesis "..."
     attention-zoo train captioning [--data DIR] [--epochs N] ...
     attention-zoo caption DIR image.jpg [image2.png ...] [--plot out.png]
+    attention-zoo train ehr [--data DIR] [--format long|mimic] [--epochs N] ...
 
 Each job's own flags follow its name; `attention-zoo train APP --help`
 lists them.
@@ -25,6 +26,7 @@ DEMOS = {
 }
 TRAINERS = {
     "captioning": "applications.captioning.train",
+    "ehr": "applications.ehr.train",
     "entailment": "applications.entailment.train",
     "translation": "applications.translation.train",
 }

@@ -1,0 +1,221 @@
+"""`attention-zoo train ehr`: records -> training -> metrics -> export.
+
+    attention-zoo train ehr                        # synthetic patients
+    attention-zoo train ehr --data records/        # the long format
+    attention-zoo train ehr --data mimic-iv-demo/  # MIMIC-IV (hosp/, icu/)
+    attention-zoo train ehr --export saved_models/ehr
+
+Patients are split by group (a person's stays stay together) into train,
+validation and test. Progress bars per epoch and a checkpoint per epoch in
+`--run-dir`; a run that is interrupted and restarted with the same command
+resumes from its last finished epoch. After training: AUROC, AUPRC and the
+Brier score on the validation and test splits, the most attended events of
+a few test positives (on synthetic data, how often a planted risk code is
+among them), and the export.
+"""
+
+import argparse
+import os
+import sys
+
+from applications.common.training import has_backup
+from applications.ehr import data
+from applications.ehr.config import EHRConfig
+from applications.ehr.model import ENCODERS
+
+# A model that learns the synthetic patients in a minute or two on 2 cores
+# (see `test_learns_the_planted_codes`).
+SYNTHETIC_DEFAULTS = dict(
+    embedding_dim=32,
+    units=32,
+    encoder="multihead",
+    epochs=15,
+    learning_rate=1e-3,
+)
+MIMIC_MARKER = os.path.join("hosp", "admissions.csv.gz")
+TOP_K = 3
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="attention-zoo train ehr",
+        description="Train an attention risk model on patient records, "
+        "evaluate it and export it.",
+    )
+    parser.add_argument(
+        "--data",
+        help="a long-format folder (events.csv, labels.csv, notes.csv) or "
+        "a MIMIC-IV folder (hosp/, icu/); default: synthetic patients",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", "long", "mimic"),
+        default="auto",
+        help=f"auto: MIMIC-IV when the folder has {MIMIC_MARKER}",
+    )
+    parser.add_argument(
+        "--prediction-hours",
+        type=float,
+        default=24.0,
+        help="MIMIC-IV: the prediction time after admission",
+    )
+    parser.add_argument("--synthetic-patients", type=int, default=1500)
+    parser.add_argument("--encoder", choices=ENCODERS)
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--embedding-dim", type=int)
+    parser.add_argument("--units", type=int)
+    parser.add_argument("--max-events", type=int)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument(
+        "--no-notes", action="store_true", help="events only, no note"
+    )
+    parser.add_argument("--validation-fraction", type=float, default=0.1)
+    parser.add_argument("--test-fraction", type=float, default=0.1)
+    parser.add_argument(
+        "--run-dir",
+        default="outputs/ehr",
+        help="checkpoints, vocabularies, scaler, config",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="export a new version under DIR (e.g. saved_models/ehr)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _config(args, synthetic):
+    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
+    values.update(seed=args.seed, use_notes=not args.no_notes)
+    for field in (
+        "encoder",
+        "epochs",
+        "batch_size",
+        "embedding_dim",
+        "units",
+        "max_events",
+        "learning_rate",
+    ):
+        if getattr(args, field) is not None:
+            values[field] = getattr(args, field)
+    return EHRConfig(**values)
+
+
+def load_records(args):
+    """`(records, synthetic)`: the `PatientRecords` of the flags and the
+    `SyntheticPatients` they came from (None for real data)."""
+    if not args.data:
+        from applications.ehr.synthetic import make_synthetic_patients
+
+        synthetic = make_synthetic_patients(
+            args.synthetic_patients, seed=args.seed
+        )
+        return synthetic.records, synthetic
+    format = args.format
+    if format == "auto":
+        marker = os.path.join(args.data, MIMIC_MARKER)
+        format = "mimic" if os.path.exists(marker) else "long"
+    if format == "mimic":
+        from applications.ehr.mimic import load_mimic_iv
+
+        return load_mimic_iv(args.data, args.prediction_hours), None
+    return data.load_long_format(args.data), None
+
+
+def print_report(name, report):
+    print(
+        f"{name}: AUROC {report['auroc']:.3f}  AUPRC {report['auprc']:.3f}  "
+        f"Brier {report['brier']:.4f}  ({report['patients']} patients, "
+        f"{report['positives']} positive)"
+    )
+
+
+def explain_positives(risk_model, test, synthetic, shown=3):
+    """Prints the top events of a few test positives; on synthetic data,
+    returns the share of planted positives with a planted code among
+    their top `TOP_K` events (else None)."""
+    from applications.ehr.synthetic import RISK_CODES
+
+    result = risk_model.predict(test, top_k=TOP_K)
+    positives = [i for i in range(len(test)) if test.labels[i]]
+    for i in positives[:shown]:
+        events = ", ".join(
+            f"{code} at {time:.1f} h ({weight:.2f})"
+            for code, time, weight in result["top_events"][i]
+        )
+        print(f"  {test.patient_ids[i]} risk {result['risk'][i]:.2f}: {events}")
+        if "note_words" in result:
+            words = ", ".join(
+                f"{word} ({weight:.2f})"
+                for word, weight in result["note_words"][i]
+            )
+            print(f"    note: {words}")
+    if synthetic is None:
+        return None
+    index = {p: i for i, p in enumerate(synthetic.records.patient_ids)}
+    planted = [
+        i
+        for i in positives
+        if synthetic.planted_events[index[test.patient_ids[i]]]
+    ]
+    if not planted:
+        return None
+    hits = [
+        any(code in RISK_CODES for code, _, _ in result["top_events"][i])
+        for i in planted
+    ]
+    share = sum(hits) / len(hits)
+    print(
+        f"planted code in the top {TOP_K} events: {share:.0%} of "
+        f"{len(planted)} planted test positives"
+    )
+    return share
+
+
+def main(argv=None):
+    from applications.ehr.risk_model import RiskModel
+
+    args = _parser().parse_args(argv)
+    try:
+        records, synthetic = load_records(args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"attention-zoo train ehr: error: {error}", file=sys.stderr)
+        return 2
+    train, validation, test = data.split_patients(
+        records,
+        args.validation_fraction,
+        args.test_fraction,
+        seed=args.seed,
+    )
+    print(
+        f"{len(train)} train, {len(validation)} validation, {len(test)} "
+        f"test patients; train labels {train.label_counts()}"
+    )
+    if not len(train):
+        print(
+            "attention-zoo train ehr: error: no training patients",
+            file=sys.stderr,
+        )
+        return 2
+    run_dir = args.run_dir
+    if has_backup(run_dir):
+        print(f"Resuming the interrupted run in {run_dir}")
+        risk_model = RiskModel.load_assets(run_dir)
+    else:
+        risk_model = RiskModel(_config(args, synthetic is not None))
+    risk_model.fit(train, validation, checkpoint_dir=run_dir)
+    print(f"parameters: {risk_model.model.count_params():,}")
+    if len(validation):
+        print_report("validation", risk_model.evaluate(validation))
+    if len(test):
+        print_report("test", risk_model.evaluate(test))
+        explain_positives(risk_model, test, synthetic)
+    if args.export:
+        from attention_zoo.export import next_version
+
+        version_dir = os.path.join(args.export, str(next_version(args.export)))
+        risk_model.export(version_dir)
+        print(f"exported {version_dir}")
+    return 0

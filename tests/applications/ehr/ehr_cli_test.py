@@ -1,0 +1,76 @@
+"""`attention-zoo train ehr`: synthetic and long-format runs, export,
+resume, and a malformed file."""
+
+from applications import cli
+from applications.ehr import train
+from applications.ehr.synthetic import make_synthetic_patients
+from applications.ehr.synthetic import save_synthetic_long_format
+
+
+def _train(tmp_path, *flags):
+    return cli.main(
+        [
+            "train",
+            "ehr",
+            "--epochs",
+            "1",
+            "--embedding-dim",
+            "8",
+            "--units",
+            "8",
+            "--run-dir",
+            str(tmp_path / "run"),
+            *flags,
+        ]
+    )
+
+
+def test_train_on_synthetic_patients_reports_and_exports(tmp_path, capsys):
+    export_dir = tmp_path / "saved_models" / "ehr"
+    (export_dir / "1").mkdir(parents=True)  # an earlier version
+    flags = ["--synthetic-patients", "80", "--export", str(export_dir)]
+    assert _train(tmp_path, *flags) == 0
+    out = capsys.readouterr().out
+    assert "validation: AUROC" in out and "test: AUROC" in out
+    assert "Brier" in out and " at " in out  # top events of positives
+    assert (tmp_path / "run" / "model.weights.h5").exists()
+    assert (tmp_path / "run" / "codes.txt").exists()
+    assert (export_dir / "2" / "saved_model.pb").exists()
+    assert (export_dir / "2" / "config.json").exists()
+
+
+def test_train_on_a_long_format_folder(tmp_path, capsys):
+    folder = tmp_path / "records"
+    save_synthetic_long_format(make_synthetic_patients(60, seed=2), folder)
+    code = _train(tmp_path, "--data", str(folder), "--encoder", "gru")
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "test: AUROC" in out and "planted" not in out
+
+
+def test_a_malformed_file_exits_with_its_path_and_line(tmp_path, capsys):
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "labels.csv").write_text(
+        "patient_id,label,prediction_time\np1,1,24\n", encoding="utf-8"
+    )
+    (folder / "events.csv").write_text(
+        "patient_id,time,code,value\np1,1.5,lab:a,2\np1,soon,lab:b,\n",
+        encoding="utf-8",
+    )
+    assert _train(tmp_path, "--data", str(folder)) == 2
+    assert "events.csv:3" in capsys.readouterr().err
+
+
+def test_mimic_folders_are_detected(tmp_path, monkeypatch):
+    from applications.ehr import mimic
+
+    calls = []
+    monkeypatch.setattr(
+        mimic, "load_mimic_iv", lambda root, hours: calls.append(hours)
+    )
+    (tmp_path / "hosp").mkdir()
+    (tmp_path / "hosp" / "admissions.csv.gz").write_bytes(b"")
+    argv = ["--data", str(tmp_path), "--prediction-hours", "12"]
+    assert train.load_records(train._parser().parse_args(argv))[1] is None
+    assert calls == [12.0]
