@@ -8,7 +8,6 @@ from applications.captioning import decoding
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
-from applications.common import training
 from applications.common.buckets import bucket_batch_size
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import END_ID
@@ -147,22 +146,17 @@ class Captioner(SavedBundle):
         restarted with the same directory resumes from its last epoch.
         """
         self.ensure_tokenizer(captions)
-        if self.model is None or self.model.optimizer is None:
-            self.build()
-        callbacks = list(callbacks)
-        if checkpoint_dir:
-            self.save_assets(checkpoint_dir)
-            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        self.ensure_model()
         validation_data = None
         if validation is not None:
             validation_data = self.dataset(*validation)
-        history = self.model.fit(
+        history = self.fit_datasets(
             self.dataset(images, captions, shuffle=True),
-            validation_data=validation_data,
-            epochs=epochs or self.config.epochs,
-            shuffle=False,
-            callbacks=callbacks,
-            verbose=verbose,
+            validation_data,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
         )
         self._decoders = {}
         return history

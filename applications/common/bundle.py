@@ -15,7 +15,8 @@ CONFIG_FILE = "config.json"
 
 
 class SavedBundle:
-    """Mixin for `Translator`, `EntailmentClassifier`, `Captioner`.
+    """Save, load and `fit` for `Translator`, `EntailmentClassifier`,
+    `Captioner`, `RiskModel`.
 
     A subclass sets `config_class` (its `AppConfig` dataclass) and
     `tokenizer_dirs` (tokenizer attribute -> sub-folder); it is built as
@@ -32,6 +33,38 @@ class SavedBundle:
             f.write(self.config.to_json())
         for attribute, folder in self.tokenizer_dirs.items():
             getattr(self, attribute).save(os.path.join(directory, folder))
+
+    def ensure_model(self):
+        """Builds and compiles the model unless it has an optimizer."""
+        if self.model is None or self.model.optimizer is None:
+            self.build()
+        return self.model
+
+    def fit_datasets(
+        self, train, validation, epochs, checkpoint_dir, callbacks, verbose
+    ):
+        """`model.fit` on tf.data datasets, the same for every application.
+
+        Calls `ensure_model` first (callers that make random datasets
+        call it before, so the seed `build` sets comes first). With
+        `checkpoint_dir`, the assets are saved there, weights are
+        checkpointed every epoch and an interrupted run restarted with the
+        same directory resumes from its last finished epoch. `epochs`
+        defaults to the config's. Returns the History.
+        """
+        self.ensure_model()
+        callbacks = list(callbacks)
+        if checkpoint_dir:
+            self.save_assets(checkpoint_dir)
+            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        return self.model.fit(
+            train,
+            validation_data=validation,
+            epochs=epochs or self.config.epochs,
+            shuffle=False,  # the datasets shuffle themselves
+            callbacks=callbacks,
+            verbose=verbose,
+        )
 
     def save(self, directory):
         """Config, vocabularies and weights, for `load`."""

@@ -101,21 +101,28 @@ class RiskServingModule(tf.Module):
     )
     def serve(self, codes, values, times, prediction_time, note):
         batch = tf.shape(codes)[0]
-        tf.debugging.assert_equal(
-            tf.shape(values),
-            tf.shape(codes),
-            message="`codes`, `values` and `times` must have one shape",
-        )
-        tf.debugging.assert_equal(
-            tf.shape(times),
-            tf.shape(codes),
-            message="`codes`, `values` and `times` must have one shape",
-        )
-        tf.debugging.assert_equal(
-            tf.stack([tf.size(prediction_time), tf.size(note)]),
-            tf.stack([batch, batch]),
-            message="`prediction_time` and `note` need one entry a patient",
-        )
+        same = "`codes`, `values` and `times` must have one shape"
+        checks = [
+            tf.debugging.assert_equal(
+                tf.shape(values), tf.shape(codes), message=same
+            ),
+            tf.debugging.assert_equal(
+                tf.shape(times), tf.shape(codes), message=same
+            ),
+            tf.debugging.assert_equal(
+                tf.stack([tf.size(prediction_time), tf.size(note)]),
+                tf.stack([batch, batch]),
+                message="`prediction_time` and `note` need one entry a patient",
+            ),
+        ]
+        # Everything below reads the inputs through these identities, so
+        # the checks run first and a bad shape is reported by name (not by
+        # whichever op would fail on it first).
+        with tf.control_dependencies(checks):
+            codes, values, times, prediction_time, note = (
+                tf.identity(x)
+                for x in (codes, values, times, prediction_time, note)
+            )
         inputs, positions, valid = self._events(
             codes, values, times, prediction_time
         )

@@ -7,7 +7,6 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
-from applications.common import training
 from applications.common.bundle import CONFIG_FILE
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
@@ -262,26 +261,21 @@ class RiskModel(SavedBundle):
         if not len(train_records):
             raise ValueError("`train_records` is empty.")
         self.ensure_assets(train_records)
-        if self.model is None or self.model.optimizer is None:
-            self.build()
-        callbacks = list(callbacks)
-        if checkpoint_dir:
-            self.save_assets(checkpoint_dir)
-            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        self.ensure_model()
         validation = None
         if validation_records is not None and len(validation_records):
             validation = self.dataset(validation_records)
-        history = self.model.fit(
+        history = self.fit_datasets(
             self.dataset(
                 train_records,
                 shuffle=True,
                 weights=self.class_weights(train_records.labels),
             ),
-            validation_data=validation,
-            epochs=epochs or self.config.epochs,
-            shuffle=False,  # the dataset shuffles itself
-            callbacks=callbacks,
-            verbose=verbose,
+            validation,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
         )
         self._explainer = None
         return history

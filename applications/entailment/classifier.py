@@ -5,7 +5,6 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
-from applications.common import training
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
@@ -171,22 +170,17 @@ class EntailmentClassifier(SavedBundle):
         if not len(train_examples):
             raise ValueError("`train_examples` is empty.")
         self.ensure_tokenizer(train_examples)
-        if self.model is None or self.model.optimizer is None:
-            self.build()
-        callbacks = list(callbacks)
-        if checkpoint_dir:
-            self.save_assets(checkpoint_dir)
-            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        self.ensure_model()
         validation = None
         if validation_examples is not None and len(validation_examples):
             validation = self.dataset(validation_examples)
-        history = self.model.fit(
+        history = self.fit_datasets(
             self.dataset(train_examples, shuffle=True),
-            validation_data=validation,
-            epochs=epochs or self.config.epochs,
-            shuffle=False,  # the dataset shuffles itself
-            callbacks=callbacks,
-            verbose=verbose,
+            validation,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
         )
         self._explainer = None
         return history

@@ -7,7 +7,6 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
-from applications.common import training
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
@@ -139,22 +138,17 @@ class Translator(SavedBundle):
         if not train_pairs:
             raise ValueError("`train_pairs` is empty.")
         self._ensure_tokenizers(train_pairs)
-        if self.model is None or self.model.optimizer is None:
-            self.build()
-        callbacks = list(callbacks)
-        if checkpoint_dir:
-            self.save_assets(checkpoint_dir)
-            callbacks += training.checkpoint_callbacks(checkpoint_dir)
+        self.ensure_model()
         validation = None
         if validation_pairs:
             validation = self.dataset(list(validation_pairs))
-        history = self.model.fit(
+        history = self.fit_datasets(
             self.dataset(train_pairs, shuffle=True),
-            validation_data=validation,
-            epochs=epochs or self.config.epochs,
-            shuffle=False,  # the dataset shuffles itself
-            callbacks=callbacks,
-            verbose=verbose,
+            validation,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
         )
         self._decoders = {}
         return history
