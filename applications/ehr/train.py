@@ -204,7 +204,11 @@ def main(argv=None):
         print(f"Resuming the interrupted run in {run_dir}")
         risk_model = RiskModel.load_assets(run_dir)
     else:
-        risk_model = RiskModel(_config(args, synthetic is not None))
+        config = _config(args, synthetic is not None)
+        if config.use_notes and not any(note.strip() for note in train.notes):
+            print("The training records have no notes: events only.")
+            config = config.replace(use_notes=False)
+        risk_model = RiskModel(config)
     risk_model.fit(train, validation, checkpoint_dir=run_dir)
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):

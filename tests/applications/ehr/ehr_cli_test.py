@@ -48,6 +48,19 @@ def test_train_on_a_long_format_folder(tmp_path, capsys):
     assert "test: AUROC" in out and "planted" not in out
 
 
+def test_records_without_notes_train_on_events_only(tmp_path, capsys):
+    """A folder with no notes.csv (as MIMIC-IV's demo has no notes)."""
+    import json
+
+    folder = tmp_path / "records"
+    save_synthetic_long_format(make_synthetic_patients(60, seed=3), folder)
+    (folder / "notes.csv").unlink()
+    assert _train(tmp_path, "--data", str(folder)) == 0
+    assert "no notes: events only" in capsys.readouterr().out
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["use_notes"] is False
+
+
 def test_a_malformed_file_exits_with_its_path_and_line(tmp_path, capsys):
     folder = tmp_path / "records"
     folder.mkdir()
