@@ -31,15 +31,26 @@ class Captioner(SavedBundle):
         config: a `CaptioningConfig`. Defaults to `CaptioningConfig()`.
         tokenizer: optional trained `SubwordTokenizer`.
         model: optional built model matching the config and tokenizer.
+        strategy: optional `tf.distribute.Strategy` to build and train
+            under; `config.batch_size` is then per replica.
     """
 
+    application = "captioning"
     config_class = CaptioningConfig
 
-    def __init__(self, config=None, tokenizer=None, model=None):
+    def __init__(self, config=None, tokenizer=None, model=None, strategy=None):
         self.config = config or CaptioningConfig()
         self.tokenizer = tokenizer
         self.model = model
+        self.strategy = strategy
         self._decoders = {}
+
+    def input_limits(self):
+        """The side images are resized to, and the caption tokens made."""
+        return {
+            "image_size": self.config.image_size,
+            "caption_tokens": self.config.max_length,
+        }
 
     # -- training ---------------------------------------------------------
 
@@ -123,7 +134,7 @@ class Captioner(SavedBundle):
             return inputs, caption_out
 
         return (
-            pairs.batch(self.config.batch_size)
+            pairs.batch(self.global_batch_size)
             .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE)
         )
@@ -163,12 +174,15 @@ class Captioner(SavedBundle):
 
     # -- inference --------------------------------------------------------
 
-    def decode_function(self, beam_size=3, length_penalty=0.0):
+    def decode_function(
+        self, beam_size=3, length_penalty=0.0, jit_compile=True
+    ):
         """`images (B, S, S, 3) -> dict`, the search compiled whole with
-        XLA (cached): `tokens` `(B, max_length)`, `lengths`, `scores` and
-        `attention` `(B, max_length, H, W)`. The batch is padded to a
-        power of two first, so XLA compiles for a few shapes."""
-        key = (int(beam_size), float(length_penalty))
+        XLA (a graph-mode `tf.function` with `jit_compile=False`; cached):
+        `tokens` `(B, max_length)`, `lengths`, `scores` and `attention`
+        `(B, max_length, H, W)`. The batch is padded to a power of two
+        first, so XLA compiles for a few shapes."""
+        key = (int(beam_size), float(length_penalty), bool(jit_compile))
         if key not in self._decoders:
             if beam_size < 1:
                 raise ValueError(
@@ -182,7 +196,7 @@ class Captioner(SavedBundle):
             adapter = decoding.CaptionDecoder(self.model)
             max_length = self.config.max_length
 
-            @tf.function(jit_compile=True)
+            @tf.function(jit_compile=bool(jit_compile))
             def compiled(images):
                 result = decoding.decode_captions(
                     adapter, images, max_length, beam_size, length_penalty
@@ -249,12 +263,29 @@ class Captioner(SavedBundle):
         scores["hypotheses"] = hypotheses
         return scores
 
-    def export(self, path, beam_size=3, length_penalty=0.0):
+    def export(
+        self,
+        path,
+        beam_size=3,
+        length_penalty=0.0,
+        *,
+        jit_compile=None,
+        metrics=None,
+        data_fingerprint=None,
+    ):
         """Writes a SavedModel serving image bytes; see
         `export_captioning`."""
         from applications.captioning.export import export_captioning
 
-        return export_captioning(self, path, beam_size, length_penalty)
+        return export_captioning(
+            self,
+            path,
+            beam_size,
+            length_penalty,
+            jit_compile=jit_compile,
+            metrics=metrics,
+            data_fingerprint=data_fingerprint,
+        )
 
 
 def _flat(captions):

@@ -1,29 +1,33 @@
 """`export_captioning`: a SavedModel from encoded image bytes to captions."""
 
-import os
-
 import tensorflow as tf
 
 from applications.captioning.data import decode_image_bytes
-from attention_zoo.export import atomic_directory
+from applications.common.exporting import save_export
+from attention_zoo.export import resolve_jit_compile
 
 
 class CaptioningServingModule(tf.Module):
-    """Image decoding, model weights and the compiled decoder in one module.
+    """Image decoding, model weights and the decoder in one module.
 
     `serve(image)`: tf.string `(B,)` of encoded JPEG / PNG bytes ->
     `caption` tf.string `(B,)`, `attention` float32 `(B, max_length, H,
     W)` (one heatmap per generated token, zeros after END) and `tokens`
     tf.string `(B, max_length)` (the generated WordPiece tokens, `[END]`
     included, empty strings after it: the words the heatmaps belong to).
+    The decoder is XLA-compiled when `jit_compile`.
     """
 
-    def __init__(self, captioner, beam_size=3, length_penalty=0.0):
+    def __init__(
+        self, captioner, beam_size=3, length_penalty=0.0, jit_compile=True
+    ):
         super().__init__(name="captioning")
         self.tokenizer = captioner.tokenizer
         self.model = captioner.model
         self._size = captioner.config.image_size
-        self._decode = captioner.decode_function(beam_size, length_penalty)
+        self._decode = captioner.decode_function(
+            beam_size, length_penalty, jit_compile
+        )
         self._vocabulary = tf.constant(captioner.tokenizer.vocabulary)
 
     @tf.function(
@@ -47,30 +51,42 @@ class CaptioningServingModule(tf.Module):
         }
 
 
-def export_captioning(captioner, path, beam_size=3, length_penalty=0.0):
+def export_captioning(
+    captioner,
+    path,
+    beam_size=3,
+    length_penalty=0.0,
+    *,
+    jit_compile=None,
+    metrics=None,
+    data_fingerprint=None,
+):
     """Writes `captioner` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes `image` (tf.string `[None]`,
     encoded JPEG or PNG bytes) and returns `caption` (tf.string `[None]`),
     `attention` (float32 `[None, max_length, H, W]`) and `tokens`
     (tf.string `[None, max_length]`, the token each heatmap belongs to,
-    `[END]` included, `""` after it). Image decoding, resizing and
-    detokenization run inside the graph; the search is compiled with XLA.
+    `[END]` included, `""` after it). Image decoding, resizing (to
+    `image_size`) and detokenization run inside the graph; the search is
+    compiled with XLA when `jit_compile` (`None`: when a GPU is visible).
     Loading needs TensorFlow and TensorFlow Text's ops (for the
     detokenizer's vocabulary lookups only core ops are used, but the
     tokenizer module is saved along). Corrupt bytes give an
-    `InvalidArgumentError` from the image decoder.
+    `InvalidArgumentError` from the image decoder. The folder appears
+    only once complete, with the config, the vocabulary and
+    `metadata.json` (with `metrics` and `data_fingerprint`, see
+    `applications.common.exporting.save_export`).
 
     Returns:
         `path`.
     """
     if captioner.model is None:
         raise ValueError("The captioner has no model: call `fit` first.")
-    module = CaptioningServingModule(captioner, beam_size, length_penalty)
-    with atomic_directory(path) as temporary:
-        tf.saved_model.save(
-            module, temporary, signatures={"serving_default": module.serve}
-        )
-        with open(os.path.join(temporary, "config.json"), "w") as f:
-            f.write(captioner.config.to_json())
-    return path
+    jit_compile = resolve_jit_compile(jit_compile)
+    module = CaptioningServingModule(
+        captioner, beam_size, length_penalty, jit_compile
+    )
+    return save_export(
+        captioner, module, path, jit_compile, metrics, data_fingerprint
+    )

@@ -32,6 +32,8 @@ import numpy as np
 
 from applications.captioning import data
 from applications.captioning.config import CaptioningConfig
+from applications.common import distribute
+from applications.common import exporting
 from applications.common.training import has_backup
 
 # A model that learns the generated shapes in about two minutes on 2
@@ -127,7 +129,10 @@ def _parser():
     parser.add_argument("--max-length", type=int)
     parser.add_argument("--dropout", type=float)
     parser.add_argument("--epochs", type=int)
-    parser.add_argument("--batch-size", type=int)
+    parser.add_argument(
+        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
+    )
+    distribute.add_strategy_argument(parser)
     parser.add_argument("--learning-rate", type=float)
     parser.add_argument(
         "--beam-size",
@@ -145,6 +150,7 @@ def _parser():
         metavar="DIR",
         help="export a new version under DIR (e.g. saved_models/captioning)",
     )
+    exporting.add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
@@ -405,14 +411,17 @@ def main(argv=None):
     from applications.captioning.metrics import caption_metrics
     from applications.captioning.shapes import attention_localisation
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # First: `multi-worker` sets up collective ops before TensorFlow runs.
+    strategy = distribute.strategy_from_flag(parser, args.strategy)
     synthetic = not args.data
     run_dir = args.run_dir
     if has_backup(run_dir):
         print(f"Resuming the interrupted run in {run_dir}")
-        captioner = Captioner.load_assets(run_dir)
+        captioner = Captioner.load_assets(run_dir, strategy)
     else:
-        captioner = Captioner(_config(args, synthetic))
+        captioner = Captioner(_config(args, synthetic), strategy=strategy)
     config = captioner.config
     if synthetic:
         train, validation, test = synthetic_splits(args, config.image_size)
@@ -435,6 +444,8 @@ def main(argv=None):
         else None,
         checkpoint_dir=run_dir,
     )
+    if not distribute.is_chief(strategy):
+        return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
 
     hypotheses, heatmaps, tokens = captioner.caption(
@@ -469,9 +480,17 @@ def main(argv=None):
         )
         print(f"wrote {path}")
     if args.export:
-        from attention_zoo.export import next_version
-
-        version_dir = os.path.join(args.export, str(next_version(args.export)))
-        captioner.export(version_dir, beam_size=args.beam_size)
-        print(f"exported {version_dir}")
+        metrics = dict(
+            scores,
+            exact_match=exact_match(hypotheses, test.captions),
+            images=len(test),
+            beam_size=args.beam_size,
+        )
+        exporting.export_next_version(
+            captioner,
+            args,
+            metrics,
+            zip(train.images, train.captions),
+            beam_size=args.beam_size,
+        )
     return 0

@@ -4,11 +4,19 @@ folder, saved and loaded the same way by every application.
 The folder holds `config.json`, one `SubwordTokenizer` folder per
 tokenizer and `model.weights.h5` (with the optimizer's state, so training
 can go on).
+
+A bundle may hold a `tf.distribute.Strategy` (`strategy`, None for the
+default): the model is then built, compiled and restored under its scope,
+and its datasets batch `global_batch_size` examples, the config's
+`batch_size` per replica (see `applications.common.distribute`).
 """
 
 import os
+import shutil
 
+from applications.common import distribute
 from applications.common import training
+from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
 
 CONFIG_FILE = "config.json"
@@ -18,13 +26,38 @@ class SavedBundle:
     """Save, load and `fit` for `Translator`, `EntailmentClassifier`,
     `Captioner`, `RiskModel`.
 
-    A subclass sets `config_class` (its `AppConfig` dataclass) and
-    `tokenizer_dirs` (tokenizer attribute -> sub-folder); it is built as
-    `cls(config, **tokenizers)` and has `build()` and a `model`.
+    A subclass sets `application` (its name in `attention-zoo train`),
+    `config_class` (its `AppConfig` dataclass) and `tokenizer_dirs`
+    (tokenizer attribute -> sub-folder) and says in `input_limits` where
+    its export cuts inputs; it is built as `cls(config, strategy=strategy,
+    **tokenizers)` and has `build()`, a `model` and a `strategy` (a
+    `tf.distribute.Strategy` or None).
     """
 
+    application = None
     config_class = None
     tokenizer_dirs = {"tokenizer": "vocabulary"}
+    strategy = None
+
+    @property
+    def global_batch_size(self):
+        """Examples per training step: the config's `batch_size` on each
+        of the strategy's replicas."""
+        return distribute.global_batch_size(
+            self.config.batch_size, self.strategy
+        )
+
+    def input_limits(self):
+        """Input name -> the length past which the export cuts inputs."""
+        return {}
+
+    def vocabulary_files(self):
+        """The vocabulary files `save_assets` writes, relative to its
+        folder (fingerprinted in an export's `metadata.json`)."""
+        return [
+            f"{folder}/{VOCABULARY_FILE}"
+            for folder in self.tokenizer_dirs.values()
+        ]
 
     def save_assets(self, directory):
         """Writes the config and the vocabularies to `directory`."""
@@ -35,9 +68,22 @@ class SavedBundle:
             getattr(self, attribute).save(os.path.join(directory, folder))
 
     def ensure_model(self):
-        """Builds and compiles the model unless it has an optimizer."""
-        if self.model is None or self.model.optimizer is None:
-            self.build()
+        """Builds and compiles the model unless it has an optimizer, under
+        the strategy's scope (a model given to the constructor must have
+        been built under it)."""
+        model = self.model
+        if (
+            self.strategy is not None
+            and model is not None
+            and model.distribute_strategy is not self.strategy
+        ):
+            raise ValueError(
+                "The model was built outside the bundle's strategy: build "
+                "it under `strategy.scope()`, or leave `model` out."
+            )
+        if model is None or model.optimizer is None:
+            with distribute.scope(self.strategy):
+                self.build()
         return self.model
 
     def fit_datasets(
@@ -49,22 +95,30 @@ class SavedBundle:
         call it before, so the seed `build` sets comes first). With
         `checkpoint_dir`, the assets are saved there, weights are
         checkpointed every epoch and an interrupted run restarted with the
-        same directory resumes from its last finished epoch. `epochs`
-        defaults to the config's. Returns the History.
+        same directory resumes from its last finished epoch (on a
+        multi-worker cluster only the chief writes there, see
+        `training.worker_directory`). `epochs` defaults to the config's.
+        Returns the History.
         """
         self.ensure_model()
         callbacks = list(callbacks)
+        write_dir = None
         if checkpoint_dir:
-            self.save_assets(checkpoint_dir)
-            callbacks += training.checkpoint_callbacks(checkpoint_dir)
-        return self.model.fit(
-            train,
-            validation_data=validation,
-            epochs=epochs or self.config.epochs,
-            shuffle=False,  # the datasets shuffle themselves
-            callbacks=callbacks,
-            verbose=verbose,
-        )
+            write_dir = training.worker_directory(checkpoint_dir, self.strategy)
+            self.save_assets(write_dir)
+            callbacks += training.checkpoint_callbacks(write_dir)
+        try:
+            return self.model.fit(
+                train,
+                validation_data=validation,
+                epochs=epochs or self.config.epochs,
+                shuffle=False,  # the datasets shuffle themselves
+                callbacks=callbacks,
+                verbose=verbose,
+            )
+        finally:
+            if write_dir != checkpoint_dir:  # a worker's temporary copy
+                shutil.rmtree(write_dir, ignore_errors=True)
 
     def save(self, directory):
         """Config, vocabularies and weights, for `load`."""
@@ -72,22 +126,25 @@ class SavedBundle:
         self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
 
     @classmethod
-    def load_assets(cls, directory):
+    def load_assets(cls, directory, strategy=None):
         """A bundle with the saved config and vocabularies, built with
-        fresh weights (`fit` with `checkpoint_dir` restores them)."""
+        fresh weights (`fit` with `checkpoint_dir` restores them) under
+        `strategy` (None: the default)."""
         with open(os.path.join(directory, CONFIG_FILE)) as f:
             config = cls.config_class.from_json(f.read())
         tokenizers = {
             attribute: SubwordTokenizer.load(os.path.join(directory, folder))
             for attribute, folder in cls.tokenizer_dirs.items()
         }
-        bundle = cls(config, **tokenizers)
-        bundle.build()
+        bundle = cls(config, strategy=strategy, **tokenizers)
+        bundle.ensure_model()
         return bundle
 
     @classmethod
-    def load(cls, directory):
-        """The bundle written by `save`."""
-        bundle = cls.load_assets(directory)
-        training.load_weights(bundle.model, directory)
+    def load(cls, directory, strategy=None):
+        """The bundle written by `save`, under `strategy` (None: the
+        default)."""
+        bundle = cls.load_assets(directory, strategy)
+        with distribute.scope(strategy):  # the optimizer's slots
+            training.load_weights(bundle.model, directory)
         return bundle

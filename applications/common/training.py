@@ -4,11 +4,17 @@
 epoch and `BackupAndRestore`, so an interrupted run restarted with the same
 directory goes on from its last finished epoch. `load_weights` restores a
 `model.weights.h5` that includes the optimizer's state.
+`worker_directory` is where a worker of a multi-worker cluster writes
+them: the run directory on the chief, a temporary copy elsewhere.
 """
 
 import os
+import shutil
+import tempfile
 
 import keras
+
+from applications.common import distribute
 
 WEIGHTS_FILE = "model.weights.h5"
 BACKUP_DIR = "backup"
@@ -39,3 +45,27 @@ def load_weights(model, directory):
     model.optimizer.build(model.trainable_variables)
     model.load_weights(os.path.join(directory, WEIGHTS_FILE))
     return model
+
+
+def worker_directory(directory, strategy=None):
+    """The folder this process writes `directory`'s checkpoints to.
+
+    `directory` itself on the chief (`distribute.is_chief`); on the other
+    workers of a multi-worker cluster a new temporary folder (remove it
+    after `fit`), as the tf.distribute guide recommends: every worker runs
+    the checkpoint callbacks, only the chief's files are kept. The chief's
+    `backup/` is copied into it first, so that every worker's
+    `BackupAndRestore` resumes at the same epoch (all workers must see
+    `directory`: a shared file system).
+    """
+    if distribute.is_chief(strategy):
+        return directory
+    temporary = tempfile.mkdtemp(
+        prefix=f"attention-zoo-worker{distribute.task_id(strategy)}-"
+    )
+    if has_backup(directory):
+        shutil.copytree(
+            os.path.join(directory, BACKUP_DIR),
+            os.path.join(temporary, BACKUP_DIR),
+        )
+    return temporary

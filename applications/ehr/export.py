@@ -6,26 +6,28 @@ by time, keeps the last `max_events`, looks the codes up (unknown codes give
 the OOV id), standardises the values per code and turns the times into
 hours before the prediction time; it tokenizes the note with the saved
 WordPiece tokenizer and keeps its last `max_note_tokens` tokens. Then the
-model runs, compiled with XLA, on a batch padded to a bucketed shape.
+model runs (compiled with XLA when `jit_compile`) on a batch padded to a
+bucketed shape.
 """
 
 import math
-import os
 
 import numpy as np
 import tensorflow as tf
 
 from applications.common import buckets
+from applications.common.exporting import save_export
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.ehr.data import OOV_ID
 from applications.ehr.data import PAD_ID
 from applications.ehr.model import attention_model
 from applications.ehr.risk_model import LENGTH_MULTIPLE
-from attention_zoo.export import atomic_directory
+from attention_zoo.export import resolve_jit_compile
 
 
 class RiskServingModule(tf.Module):
-    """Code table, scaler, tokenizer and the compiled model in one module.
+    """Code table, scaler, tokenizer and the model in one module (the model
+    XLA-compiled when `jit_compile`).
 
     `serve(codes, values, times, prediction_time, note)` (shapes below, `B`
     patients, `N` event slots) returns:
@@ -41,7 +43,7 @@ class RiskServingModule(tf.Module):
       Without notes (`use_notes=False`) both have `L = 0`.
     """
 
-    def __init__(self, risk_model):
+    def __init__(self, risk_model, jit_compile=True):
         super().__init__(name="ehr_risk")
         config = risk_model.config
         self.model = risk_model.model
@@ -87,7 +89,7 @@ class RiskServingModule(tf.Module):
         self._explainer = explainer
         self._predict = tf.function(
             lambda inputs: explainer(inputs, training=False),
-            jit_compile=True,
+            jit_compile=bool(jit_compile),
         )
 
     @tf.function(
@@ -243,7 +245,9 @@ class RiskServingModule(tf.Module):
         return tf.pad(dense, [[0, 0], [0, length - tf.shape(dense)[1]]])
 
 
-def export_risk_model(risk_model, path):
+def export_risk_model(
+    risk_model, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+):
     """Writes `risk_model` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes, for `B` patients with `N` event
@@ -261,23 +265,24 @@ def export_risk_model(risk_model, path):
     and returns `risk` float32 `[None]`, `event_attention` float32 `[None,
     None]` (per input event), `note_tokens` tf.string `[None, None]` and
     `note_attention` float32 `[None, None]` (see `RiskServingModule`).
-    Loading needs only TensorFlow and TensorFlow Text's ops. The folder
-    appears only once complete; an existing one is replaced; the config is
-    written beside as `config.json`.
+    The model is compiled with XLA when `jit_compile` (`None`: when a GPU
+    is visible). Loading needs only TensorFlow and TensorFlow Text's ops.
+    The folder appears only once complete, with the config, the note
+    vocabulary, the code list, the value scaler and `metadata.json` (with
+    `metrics` and `data_fingerprint`, see
+    `applications.common.exporting.save_export`); an existing one is
+    replaced.
 
     Returns:
         `path`.
     """
     if risk_model.model is None:
         raise ValueError("The risk model has no model: call `fit` first.")
-    module = RiskServingModule(risk_model)
-    with atomic_directory(path) as temporary:
-        tf.saved_model.save(
-            module, temporary, signatures={"serving_default": module.serve}
-        )
-        with open(os.path.join(temporary, "config.json"), "w") as f:
-            f.write(risk_model.config.to_json())
-    return path
+    jit_compile = resolve_jit_compile(jit_compile)
+    module = RiskServingModule(risk_model, jit_compile)
+    return save_export(
+        risk_model, module, path, jit_compile, metrics, data_fingerprint
+    )
 
 
 def load_risk_model(path):

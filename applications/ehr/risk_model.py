@@ -46,6 +46,8 @@ class RiskModel(SavedBundle):
         code_vocabulary: optional `CodeVocabulary`.
         scaler: optional fitted `ValueScaler`.
         model: optional built model matching the above.
+        strategy: optional `tf.distribute.Strategy` to build and train
+            under; `config.batch_size` is then per replica.
 
     Example:
 
@@ -59,6 +61,7 @@ class RiskModel(SavedBundle):
     ```
     """
 
+    application = "ehr"
     config_class = EHRConfig
     tokenizer_dirs = {"note_tokenizer": NOTE_VOCABULARY_DIR}
 
@@ -69,6 +72,7 @@ class RiskModel(SavedBundle):
         code_vocabulary=None,
         scaler=None,
         model=None,
+        strategy=None,
     ):
         self.config = config or EHRConfig()
         if not self.config.use_notes:
@@ -77,9 +81,23 @@ class RiskModel(SavedBundle):
         self.code_vocabulary = code_vocabulary
         self.scaler = scaler
         self.model = model
+        self.strategy = strategy
         self._explainer = None
 
+    def input_limits(self):
+        """The last events and note tokens read; older ones are cut."""
+        return {
+            "events": self.config.max_events,
+            "note_tokens": self.config.max_note_tokens
+            if self.config.use_notes
+            else 0,
+        }
+
     # -- saving -----------------------------------------------------------
+
+    def vocabulary_files(self):
+        """The note vocabulary (with notes) and the code list."""
+        return super().vocabulary_files() + [CODE_VOCABULARY_FILE]
 
     def save_assets(self, directory):
         """Config, note vocabulary, code vocabulary and value scaler."""
@@ -88,8 +106,9 @@ class RiskModel(SavedBundle):
         self.scaler.save(os.path.join(directory, SCALER_FILE))
 
     @classmethod
-    def load_assets(cls, directory):
-        """A built `RiskModel` with the saved assets and fresh weights."""
+    def load_assets(cls, directory, strategy=None):
+        """A built `RiskModel` with the saved assets and fresh weights,
+        under `strategy` (None: the default)."""
         with open(os.path.join(directory, CONFIG_FILE)) as f:
             config = cls.config_class.from_json(f.read())
         note_tokenizer = None
@@ -104,8 +123,9 @@ class RiskModel(SavedBundle):
                 os.path.join(directory, CODE_VOCABULARY_FILE)
             ),
             scaler=ValueScaler.load(os.path.join(directory, SCALER_FILE)),
+            strategy=strategy,
         )
-        bundle.build()
+        bundle.ensure_model()
         return bundle
 
     # -- training ---------------------------------------------------------
@@ -239,7 +259,7 @@ class RiskModel(SavedBundle):
                 seed=self.config.seed,
                 reshuffle_each_iteration=True,
             )
-        return data.batch(self.config.batch_size).prefetch(tf.data.AUTOTUNE)
+        return data.batch(self.global_batch_size).prefetch(tf.data.AUTOTUNE)
 
     def fit(
         self,
@@ -375,12 +395,20 @@ class RiskModel(SavedBundle):
             output["note_attention"] = note_attention
         return output
 
-    def export(self, path):
+    def export(
+        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+    ):
         """Writes a SavedModel serving raw events and notes; see
         `applications.ehr.export.export_risk_model`."""
         from applications.ehr.export import export_risk_model
 
-        return export_risk_model(self, path)
+        return export_risk_model(
+            self,
+            path,
+            jit_compile=jit_compile,
+            metrics=metrics,
+            data_fingerprint=data_fingerprint,
+        )
 
     def evaluate(self, records, num_bins=10, batch_size=256):
         """AUROC, AUPRC, Brier score and calibration of `records`.
@@ -405,8 +433,10 @@ class RiskModel(SavedBundle):
 
 
 def _top_words(pieces, weights, top_k):
-    """Glues `##` pieces to their word (weights summed); the top `top_k`
-    `(word, weight)`, heaviest first."""
+    """Glues `##` pieces to their word (weights summed), then merges the
+    occurrences of a word (weights summed: the attention the note's copies
+    of the word got in all); the top `top_k` distinct `(word, weight)`,
+    heaviest first, ties in note order."""
     words, totals = [], []
     for piece, weight in zip(pieces, weights):
         if piece.startswith("##") and words:
@@ -415,6 +445,10 @@ def _top_words(pieces, weights, top_k):
         else:
             words.append(piece)
             totals.append(float(weight))
+    merged = {}  # word -> summed weight, in order of first occurrence
+    for word, total in zip(words, totals):
+        merged[word] = merged.get(word, 0.0) + total
+    words, totals = list(merged), list(merged.values())
     order = np.argsort(-np.asarray(totals), kind="stable")[:top_k]
     return [(words[j], totals[j]) for j in order]
 

@@ -18,6 +18,8 @@ import argparse
 import os
 import sys
 
+from applications.common import distribute
+from applications.common import exporting
 from applications.common.training import has_backup
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
@@ -62,7 +64,10 @@ def _parser():
     parser.add_argument("--synthetic-patients", type=int, default=1500)
     parser.add_argument("--encoder", choices=ENCODERS)
     parser.add_argument("--epochs", type=int)
-    parser.add_argument("--batch-size", type=int)
+    parser.add_argument(
+        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
+    )
+    distribute.add_strategy_argument(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--units", type=int)
     parser.add_argument("--max-events", type=int)
@@ -82,6 +87,7 @@ def _parser():
         metavar="DIR",
         help="export a new version under DIR (e.g. saved_models/ehr)",
     )
+    exporting.add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
@@ -177,7 +183,10 @@ def explain_positives(risk_model, test, synthetic, shown=3):
 def main(argv=None):
     from applications.ehr.risk_model import RiskModel
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # First: `multi-worker` sets up collective ops before TensorFlow runs.
+    strategy = distribute.strategy_from_flag(parser, args.strategy)
     try:
         records, synthetic = load_records(args)
     except (ValueError, FileNotFoundError) as error:
@@ -202,24 +211,34 @@ def main(argv=None):
     run_dir = args.run_dir
     if has_backup(run_dir):
         print(f"Resuming the interrupted run in {run_dir}")
-        risk_model = RiskModel.load_assets(run_dir)
+        risk_model = RiskModel.load_assets(run_dir, strategy)
     else:
         config = _config(args, synthetic is not None)
         if config.use_notes and not any(note.strip() for note in train.notes):
             print("The training records have no notes: events only.")
             config = config.replace(use_notes=False)
-        risk_model = RiskModel(config)
+        risk_model = RiskModel(config, strategy=strategy)
     risk_model.fit(train, validation, checkpoint_dir=run_dir)
+    if not distribute.is_chief(strategy):
+        return 0  # the chief evaluates, draws and exports
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):
         print_report("validation", risk_model.evaluate(validation))
+    metrics = None
     if len(test):
-        print_report("test", risk_model.evaluate(test))
+        report = risk_model.evaluate(test)
+        print_report("test", report)
         explain_positives(risk_model, test, synthetic)
+        metrics = {k: v for k, v in report.items() if k != "risk"}
     if args.export:
-        from attention_zoo.export import next_version
-
-        version_dir = os.path.join(args.export, str(next_version(args.export)))
-        risk_model.export(version_dir)
-        print(f"exported {version_dir}")
+        examples = zip(
+            train.patient_ids,
+            train.codes,
+            train.values,
+            train.times,
+            train.prediction_times,
+            train.notes,
+            train.labels,
+        )
+        exporting.export_next_version(risk_model, args, metrics, examples)
     return 0

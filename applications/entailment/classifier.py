@@ -29,6 +29,8 @@ class EntailmentClassifier(SavedBundle):
         config: an `EntailmentConfig`. Defaults to `EntailmentConfig()`.
         tokenizer: optional trained `SubwordTokenizer`.
         model: optional built model matching the config and tokenizer.
+        strategy: optional `tf.distribute.Strategy` to build and train
+            under; `config.batch_size` is then per replica.
         embeddings: optional float array `(vocabulary_size, embedding_dim)`
             to start the embeddings from (see
             `applications.common.word_vectors`); needs `tokenizer`.
@@ -43,16 +45,30 @@ class EntailmentClassifier(SavedBundle):
     ```
     """
 
+    application = "entailment"
     config_class = EntailmentConfig
 
     def __init__(
-        self, config=None, tokenizer=None, model=None, embeddings=None
+        self,
+        config=None,
+        tokenizer=None,
+        model=None,
+        embeddings=None,
+        strategy=None,
     ):
         self.config = config or EntailmentConfig()
         self.tokenizer = tokenizer
         self.model = model
+        self.strategy = strategy
         self.embeddings = embeddings
-        self._explainer = None
+        self._explainer = None  # None, or {jit_compile: predict function}
+
+    def input_limits(self):
+        """Tokens read per sentence; the rest is cut."""
+        return {
+            "premise_tokens": self.config.max_length,
+            "hypothesis_tokens": self.config.max_length,
+        }
 
     # -- training ---------------------------------------------------------
 
@@ -145,7 +161,7 @@ class EntailmentClassifier(SavedBundle):
             return inputs, labels
 
         return (
-            strings.batch(self.config.batch_size)
+            strings.batch(self.global_batch_size)
             .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE)
         )
@@ -187,15 +203,19 @@ class EntailmentClassifier(SavedBundle):
 
     # -- inference --------------------------------------------------------
 
-    def predict_function(self):
-        """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA.
+    def predict_function(self, jit_compile=True):
+        """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA (a
+        graph-mode `tf.function` with `jit_compile=False`).
 
         Both are PAD-filled to one bucketed shape first (see
         `applications.common.buckets`), so XLA compiles for a few shapes.
         The dict has `probabilities` `(B, 3)` and, for attention models,
         `alignment` `(B, m, n)`.
         """
+        jit_compile = bool(jit_compile)
         if self._explainer is None:
+            self._explainer = {}
+        if jit_compile not in self._explainer:
             if self.model is None:
                 raise ValueError(
                     "The classifier has no model: call `fit` first."
@@ -204,7 +224,8 @@ class EntailmentClassifier(SavedBundle):
             if self.config.attention:
                 model = alignment_model(self.model)
             compiled = tf.function(
-                lambda inputs: model(inputs, training=False), jit_compile=True
+                lambda inputs: model(inputs, training=False),
+                jit_compile=jit_compile,
             )
 
             def predict(premise_ids, hypothesis_ids):
@@ -232,8 +253,8 @@ class EntailmentClassifier(SavedBundle):
                     result["alignment"] = tf.cast(alignment[:, :m], tf.float32)
                 return result
 
-            self._explainer = predict
-        return self._explainer
+            self._explainer[jit_compile] = predict
+        return self._explainer[jit_compile]
 
     def predict(self, premises, hypotheses, batch_size=256):
         """Classifies pairs of strings.
@@ -303,11 +324,19 @@ class EntailmentClassifier(SavedBundle):
             examples.labels, [LABELS.index(p) for p in predicted]
         ) | {"predictions": predicted}
 
-    def export(self, path):
+    def export(
+        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+    ):
         """Writes a SavedModel serving strings; see `export_entailment`."""
         from applications.entailment.export import export_entailment
 
-        return export_entailment(self, path)
+        return export_entailment(
+            self,
+            path,
+            jit_compile=jit_compile,
+            metrics=metrics,
+            data_fingerprint=data_fingerprint,
+        )
 
 
 def classification_report(labels, predictions, num_classes=len(LABELS)):

@@ -1,29 +1,29 @@
 """`export_entailment`: a SavedModel that takes and returns strings."""
 
-import os
-
 import tensorflow as tf
 
+from applications.common.exporting import save_export
 from applications.entailment.data import LABELS
-from attention_zoo.export import atomic_directory
+from attention_zoo.export import resolve_jit_compile
 
 
 class EntailmentServingModule(tf.Module):
-    """Tokenizer, model weights and the compiled forward pass in one module.
+    """Tokenizer, model weights and the forward pass in one module.
 
     `serve(premise, hypothesis)`: tf.string `(B,)` each -> `probabilities`
     float32 `(B, 3)` (columns in `LABELS` order), `label` tf.string `(B,)`
     and `alignment` float32 `(B, premise_len, hypothesis_len)` (row `i`:
     premise token `i`'s weights over the hypothesis tokens; zeros for the
     no-attention baseline), the lengths being the longest tokenized
-    sentences of the batch.
+    sentences of the batch. The forward pass is XLA-compiled when
+    `jit_compile`.
     """
 
-    def __init__(self, classifier):
+    def __init__(self, classifier, jit_compile=True):
         super().__init__(name="entailment")
         self.tokenizer = classifier.tokenizer
         self.model = classifier.model
-        self._predict = classifier.predict_function()
+        self._predict = classifier.predict_function(jit_compile)
         self._ids = classifier.ids
         self._labels = tf.constant(LABELS)
 
@@ -59,30 +59,33 @@ class EntailmentServingModule(tf.Module):
         }
 
 
-def export_entailment(classifier, path):
+def export_entailment(
+    classifier, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+):
     """Writes `classifier` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes `premise` and `hypothesis`
-    (tf.string `[None]`) and returns `probabilities` (float32 `[None, 3]`),
-    `label` (tf.string `[None]`) and `alignment` (float32 `[None,
-    premise_len, hypothesis_len]`). Tokenization runs inside the graph and
-    the model is compiled with XLA. Loading needs only TensorFlow and
-    TensorFlow Text's ops. The folder appears only once complete; an
-    existing one is replaced.
+    (tf.string `[None]`, each cut to `max_length` tokens) and returns
+    `probabilities` (float32 `[None, 3]`), `label` (tf.string `[None]`)
+    and `alignment` (float32 `[None, premise_len, hypothesis_len]`).
+    Tokenization runs inside the graph; the model is compiled with XLA
+    when `jit_compile` (`None`: when a GPU is visible). Loading needs only
+    TensorFlow and TensorFlow Text's ops. The folder appears only once
+    complete, with the config, the vocabulary and `metadata.json` (with
+    `metrics` and `data_fingerprint`, see
+    `applications.common.exporting.save_export`); an existing one is
+    replaced.
 
     Returns:
         `path`.
     """
     if classifier.model is None:
         raise ValueError("The classifier has no model: call `fit` first.")
-    module = EntailmentServingModule(classifier)
-    with atomic_directory(path) as temporary:
-        tf.saved_model.save(
-            module, temporary, signatures={"serving_default": module.serve}
-        )
-        with open(os.path.join(temporary, "config.json"), "w") as f:
-            f.write(classifier.config.to_json())
-    return path
+    jit_compile = resolve_jit_compile(jit_compile)
+    module = EntailmentServingModule(classifier, jit_compile)
+    return save_export(
+        classifier, module, path, jit_compile, metrics, data_fingerprint
+    )
 
 
 def load_entailment(path):

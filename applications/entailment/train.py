@@ -16,6 +16,8 @@ alignment heatmap PNG for a test pair, and the export.
 import argparse
 import os
 
+from applications.common import distribute
+from applications.common import exporting
 from applications.common.training import has_backup
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
@@ -76,7 +78,10 @@ def _parser():
         help="keep the word vectors fixed (random or --word-vectors)",
     )
     parser.add_argument("--epochs", type=int)
-    parser.add_argument("--batch-size", type=int)
+    parser.add_argument(
+        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
+    )
+    distribute.add_strategy_argument(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--hidden-units", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -93,6 +98,7 @@ def _parser():
         metavar="DIR",
         help="export a new version under DIR (e.g. saved_models/entailment)",
     )
+    exporting.add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
@@ -184,7 +190,10 @@ def main(argv=None):
     from applications.common.plots import plot_heatmap
     from applications.entailment.classifier import EntailmentClassifier
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # First: `multi-worker` sets up collective ops before TensorFlow runs.
+    strategy = distribute.strategy_from_flag(parser, args.strategy)
     train, validation, test = load_splits(args)
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} "
@@ -193,12 +202,16 @@ def main(argv=None):
     run_dir = args.run_dir
     if has_backup(run_dir):
         print(f"Resuming the interrupted run in {run_dir}")
-        classifier = EntailmentClassifier.load_assets(run_dir)
+        classifier = EntailmentClassifier.load_assets(run_dir, strategy)
     else:
-        classifier = EntailmentClassifier(_config(args, not args.data))
+        classifier = EntailmentClassifier(
+            _config(args, not args.data), strategy=strategy
+        )
         if args.word_vectors:
             print(classifier.use_word_vectors(args.word_vectors, train))
     classifier.fit(train, validation, checkpoint_dir=run_dir)
+    if not distribute.is_chief(strategy):
+        return 0  # the chief evaluates, draws and exports
     print(f"parameters: {classifier.model.count_params():,}")
     print_report("validation", classifier.evaluate(validation))
     report = classifier.evaluate(test)
@@ -222,9 +235,7 @@ def main(argv=None):
         )
         print(f"wrote {path}")
     if args.export:
-        from attention_zoo.export import next_version
-
-        version_dir = os.path.join(args.export, str(next_version(args.export)))
-        classifier.export(version_dir)
-        print(f"exported {version_dir}")
+        metrics = {k: v for k, v in report.items() if k != "predictions"}
+        examples = zip(train.premises, train.hypotheses, train.labels)
+        exporting.export_next_version(classifier, args, metrics, examples)
     return 0

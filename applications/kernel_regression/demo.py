@@ -156,6 +156,67 @@ def _plot(data, curves, weights, out_dir):
     return weights_path, curve_path
 
 
+def run_demo(
+    out,
+    epochs=200,
+    learning_rate=0.05,
+    initial_bandwidth=1.0,
+    samples=50,
+    noise=0.5,
+    seed=0,
+):
+    """Fits the bandwidth, prints the errors and writes the PNGs to `out`.
+
+    Returns:
+        A dict: the fitted `bandwidth`, the test MSE against the noise-free
+        curve at the initial bandwidth (`mse_fixed`) and fitted
+        (`mse_fitted`), and the `paths` of the two PNGs.
+    """
+    keras.utils.set_random_seed(seed)
+    data = make_kernel_regression_data(samples, noise, seed)
+    fixed, _ = _build_model(initial_bandwidth, trainable=False)
+    fixed_prediction = predict(fixed, data.x_test, data)
+
+    print(
+        f"Fitting the bandwidth on {samples} noisy samples "
+        f"(leave-one-out, {epochs} epochs)"
+    )
+    model, layer, losses = fit_bandwidth(
+        data, initial_bandwidth, epochs, learning_rate
+    )
+    prediction, weights = predict(model, data.x_test, data, return_weights=True)
+    mse_fixed = float(np.mean((fixed_prediction - data.y_test) ** 2))
+    mse_fitted = float(np.mean((prediction - data.y_test) ** 2))
+    print(
+        f"fitted bandwidth: {layer.bandwidth:.4f} "
+        f"(w = {1.0 / layer.bandwidth:.3f}; started at "
+        f"{initial_bandwidth:g})"
+    )
+    print(f"leave-one-out training MSE: {losses[0]:.4f} -> {losses[-1]:.4f}")
+    print(
+        f"test MSE against the noise-free curve: "
+        f"{mse_fixed:.4f} at bandwidth {initial_bandwidth:g}, "
+        f"{mse_fitted:.4f} fitted"
+    )
+    paths = _plot(
+        data,
+        {
+            f"bandwidth {initial_bandwidth:g}": fixed_prediction,
+            f"fitted bandwidth {layer.bandwidth:.3f}": prediction,
+        },
+        weights,
+        out,
+    )
+    for path in paths:
+        print(f"wrote {path}")
+    return {
+        "bandwidth": float(layer.bandwidth),
+        "mse_fixed": mse_fixed,
+        "mse_fitted": mse_fitted,
+        "paths": list(paths),
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="attention-zoo demo kernel-regression",
@@ -179,41 +240,5 @@ def main(argv=None):
             flag = "--" + name.replace("_", "-")
             parser.error(f"{flag} must be positive")
 
-    keras.utils.set_random_seed(args.seed)
-    data = make_kernel_regression_data(args.samples, args.noise, args.seed)
-    fixed, _ = _build_model(args.initial_bandwidth, trainable=False)
-    fixed_prediction = predict(fixed, data.x_test, data)
-
-    print(
-        f"Fitting the bandwidth on {args.samples} noisy samples "
-        f"(leave-one-out, {args.epochs} epochs)"
-    )
-    model, layer, losses = fit_bandwidth(
-        data, args.initial_bandwidth, args.epochs, args.learning_rate
-    )
-    prediction, weights = predict(model, data.x_test, data, return_weights=True)
-    mse_fixed = float(np.mean((fixed_prediction - data.y_test) ** 2))
-    mse_fitted = float(np.mean((prediction - data.y_test) ** 2))
-    print(
-        f"fitted bandwidth: {layer.bandwidth:.4f} "
-        f"(w = {1.0 / layer.bandwidth:.3f}; started at "
-        f"{args.initial_bandwidth:g})"
-    )
-    print(f"leave-one-out training MSE: {losses[0]:.4f} -> {losses[-1]:.4f}")
-    print(
-        f"test MSE against the noise-free curve: "
-        f"{mse_fixed:.4f} at bandwidth {args.initial_bandwidth:g}, "
-        f"{mse_fitted:.4f} fitted"
-    )
-    paths = _plot(
-        data,
-        {
-            f"bandwidth {args.initial_bandwidth:g}": fixed_prediction,
-            f"fitted bandwidth {layer.bandwidth:.3f}": prediction,
-        },
-        weights,
-        args.out,
-    )
-    for path in paths:
-        print(f"wrote {path}")
+    run_demo(**vars(args))
     return 0

@@ -1,29 +1,33 @@
 """`export_translation`: a SavedModel that takes and returns strings."""
 
-import os
-
 import tensorflow as tf
 
+from applications.common.exporting import save_export
 from applications.translation import data
-from attention_zoo.export import atomic_directory
+from attention_zoo.export import resolve_jit_compile
 
 
 class TranslationServingModule(tf.Module):
-    """Tokenizers, model weights and the compiled decoder in one module.
+    """Tokenizers, model weights and the decoder in one module.
 
     `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
     `(B,)` and `attention` float32 `(B, target_len, source_len)`, where
     `target_len` is the longest generated translation of the batch (END
-    included) and `source_len` the longest tokenized source.
+    included) and `source_len` the longest tokenized source. The decoder
+    is XLA-compiled when `jit_compile`.
     """
 
-    def __init__(self, translator, beam_size=1, length_penalty=0.6):
+    def __init__(
+        self, translator, beam_size=1, length_penalty=0.6, jit_compile=True
+    ):
         super().__init__(name="translation")
         self.source_tokenizer = translator.source_tokenizer
         self.target_tokenizer = translator.target_tokenizer
         self.model = translator.model
         self._max_length = translator.config.max_length
-        self._decode = translator.decode_function(beam_size, length_penalty)
+        self._decode = translator.decode_function(
+            beam_size, length_penalty, jit_compile
+        )
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="text")]
@@ -43,28 +47,41 @@ class TranslationServingModule(tf.Module):
         }
 
 
-def export_translation(translator, path, beam_size=1, length_penalty=0.6):
+def export_translation(
+    translator,
+    path,
+    beam_size=1,
+    length_penalty=0.6,
+    *,
+    jit_compile=None,
+    metrics=None,
+    data_fingerprint=None,
+):
     """Writes `translator` as a SavedModel to `path`, atomically.
 
-    The `serving_default` signature takes `text` (tf.string `[None]`) and
-    returns `translation` (tf.string `[None]`) and `attention` (float32
-    `[None, target_len, source_len]`); tokenization and detokenization run
-    inside the graph and the decoding loop is compiled with XLA. Loading
-    needs only TensorFlow and TensorFlow Text's ops. The folder appears
-    only once complete; an existing one is replaced.
+    The `serving_default` signature takes `text` (tf.string `[None]`, cut
+    to `max_length` tokens) and returns `translation` (tf.string `[None]`)
+    and `attention` (float32 `[None, target_len, source_len]`);
+    tokenization and detokenization run inside the graph. The decoding
+    loop is compiled with XLA when `jit_compile` (`None`: when a GPU is
+    visible). Loading needs only TensorFlow and TensorFlow Text's ops. The
+    folder appears only once complete, with the config, the vocabularies
+    and `metadata.json` (with `metrics` and `data_fingerprint`, see
+    `applications.common.exporting.save_export`); an existing one is
+    replaced.
 
     Returns:
         `path`.
     """
     if translator.model is None:
         raise ValueError("The translator has no model: call `fit` first.")
-    module = TranslationServingModule(translator, beam_size, length_penalty)
-    signatures = {"serving_default": module.serve}
-    with atomic_directory(path) as temporary:
-        tf.saved_model.save(module, temporary, signatures=signatures)
-        with open(os.path.join(temporary, "config.json"), "w") as f:
-            f.write(translator.config.to_json())
-    return path
+    jit_compile = resolve_jit_compile(jit_compile)
+    module = TranslationServingModule(
+        translator, beam_size, length_penalty, jit_compile
+    )
+    return save_export(
+        translator, module, path, jit_compile, metrics, data_fingerprint
+    )
 
 
 def load_translation(path):

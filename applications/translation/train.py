@@ -13,6 +13,8 @@ example translations, an attention heatmap PNG, and the export.
 import argparse
 import os
 
+from applications.common import distribute
+from applications.common import exporting
 from applications.common.training import has_backup
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -55,7 +57,10 @@ def _parser():
     )
     parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
     parser.add_argument("--epochs", type=int)
-    parser.add_argument("--batch-size", type=int)
+    parser.add_argument(
+        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
+    )
+    distribute.add_strategy_argument(parser)
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -79,6 +84,7 @@ def _parser():
         metavar="DIR",
         help="export a new version under DIR (e.g. saved_models/translation)",
     )
+    exporting.add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
@@ -130,7 +136,10 @@ def main(argv=None):
     from applications.translation.evaluate import plot_attention
     from applications.translation.translator import Translator
 
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # First: `multi-worker` sets up collective ops before TensorFlow runs.
+    strategy = distribute.strategy_from_flag(parser, args.strategy)
     pairs, synthetic = _load_pairs(args)
     train, validation, test = data.split_pairs(
         pairs,
@@ -146,10 +155,14 @@ def main(argv=None):
     run_dir = args.run_dir
     if has_backup(run_dir):
         print(f"Resuming the interrupted run in {run_dir}")
-        translator = Translator.load_assets(run_dir)
+        translator = Translator.load_assets(run_dir, strategy)
     else:
-        translator = Translator(_config(args, synthetic is not None))
+        translator = Translator(
+            _config(args, synthetic is not None), strategy=strategy
+        )
     translator.fit(train, validation, checkpoint_dir=run_dir)
+    if not distribute.is_chief(strategy):
+        return 0  # the chief evaluates, draws and exports
 
     scores = translator.evaluate(test, beam_size=args.beam_size)
     print(
@@ -180,9 +193,7 @@ def main(argv=None):
     )
     print(f"wrote {path}")
     if args.export:
-        from attention_zoo.export import next_version
-
-        version_dir = os.path.join(args.export, str(next_version(args.export)))
-        translator.export(version_dir)
-        print(f"exported {version_dir}")
+        metrics = {key: scores[key] for key in ("bleu", "chrf", "examples")}
+        metrics["beam_size"] = args.beam_size
+        exporting.export_next_version(translator, args, metrics, train)
     return 0

@@ -35,6 +35,8 @@ class Translator(SavedBundle):
         source_tokenizer, target_tokenizer: optional trained
             `SubwordTokenizer`s.
         model: optional built model matching the config and tokenizers.
+        strategy: optional `tf.distribute.Strategy` to build and train
+            under; `config.batch_size` is then per replica.
 
     Example:
 
@@ -46,6 +48,7 @@ class Translator(SavedBundle):
     ```
     """
 
+    application = "translation"
     config_class = TranslationConfig
     tokenizer_dirs = {
         "source_tokenizer": "source_vocab",
@@ -58,12 +61,21 @@ class Translator(SavedBundle):
         source_tokenizer=None,
         target_tokenizer=None,
         model=None,
+        strategy=None,
     ):
         self.config = config or TranslationConfig()
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.model = model
+        self.strategy = strategy
         self._decoders = {}
+
+    def input_limits(self):
+        """Source tokens read (the rest is cut) and tokens generated."""
+        return {
+            "text_tokens": self.config.max_length,
+            "translation_tokens": self.config.max_length + 1,
+        }
 
     # -- training ---------------------------------------------------------
 
@@ -112,7 +124,7 @@ class Translator(SavedBundle):
             pairs,
             self.source_tokenizer,
             self.target_tokenizer,
-            batch_size=self.config.batch_size,
+            batch_size=self.global_batch_size,
             max_length=self.config.max_length,
             shuffle=shuffle,
             seed=self.config.seed,
@@ -164,17 +176,20 @@ class Translator(SavedBundle):
         )
         return ids
 
-    def decode_function(self, beam_size=1, length_penalty=0.6):
-        """`source_ids (B, Ts) -> dict`, the search compiled whole with XLA.
+    def decode_function(
+        self, beam_size=1, length_penalty=0.6, jit_compile=True
+    ):
+        """`source_ids (B, Ts) -> dict`, the search compiled whole with XLA
+        (a graph-mode `tf.function` with `jit_compile=False`).
 
         The dict has `tokens` `(B, L)`, `lengths` `(B,)`, `scores` `(B,)`
         and `attention` `(B, L, Ts)`, with `L = config.max_length + 1`.
         Before the compiled call the ids are PAD-filled to a bucketed shape
         (`applications.common.buckets`: batch to a power of two, length to
         a multiple of 8), so XLA compiles for a few shapes only; the
-        results are cut back to `(B, ..., Ts)`. Cached per argument pair.
+        results are cut back to `(B, ..., Ts)`. Cached per arguments.
         """
-        key = (int(beam_size), float(length_penalty))
+        key = (int(beam_size), float(length_penalty), bool(jit_compile))
         if key not in self._decoders:
             if beam_size < 1:
                 raise ValueError(
@@ -208,7 +223,9 @@ class Translator(SavedBundle):
             # No AutoGraph: the loops are while_loops already, and converting
             # this closure again for a new argument pair warns "closure
             # mismatch" (each pair has its own closure over one code).
-            compiled = tf.function(decode, jit_compile=True, autograph=False)
+            compiled = tf.function(
+                decode, jit_compile=bool(jit_compile), autograph=False
+            )
 
             def bucketed(source_ids):
                 padded, batch, length = buckets.pad_to_buckets(source_ids)
@@ -300,11 +317,19 @@ class Translator(SavedBundle):
             "hypotheses": hypotheses,
         }
 
-    def export(self, path):
+    def export(
+        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+    ):
         """Writes a SavedModel serving strings; see `export_translation`."""
         from applications.translation.export import export_translation
 
-        return export_translation(self, path)
+        return export_translation(
+            self,
+            path,
+            jit_compile=jit_compile,
+            metrics=metrics,
+            data_fingerprint=data_fingerprint,
+        )
 
     def describe(self):
         return json.loads(self.config.to_json())

@@ -1,0 +1,440 @@
+"""`attention-zoo explain DIR --patient ID`: one patient's risk and what the
+model attended to, as an HTML page and a PNG.
+
+    attention-zoo explain outputs/ehr --patient p00007       # synthetic
+    attention-zoo explain outputs/ehr --patient 20001 --data records/ \\
+        --out report.html
+
+DIR is the run folder of `attention-zoo train ehr` (its `--run-dir`, default
+`outputs/ehr`: config, vocabularies, scaler and the weights of the last
+finished epoch). The patient's record is read as `train ehr` reads it: a
+long-format folder or a MIMIC-IV folder (`--data`, `--format`), or without
+`--data` the synthetic patients of the same `--synthetic-patients` and
+`--seed`; so only the events and notes up to the prediction time are there.
+
+`--out report.html` is one self-contained page (inline CSS, the figure as a
+data URI): the risk, every event (time, code, value) shaded by its attention
+weight, and the note with each word shaded by the summed weight of its
+WordPiece tokens; events or words the model did not read (older than the
+last `max_events` / `max_note_tokens`) are left unshaded. `report.png` beside
+it plots the events over the hours since admission, coloured by weight, the
+`--top-k` most attended labelled, and the note words' weights. An unknown
+patient id, or a DIR without a trained model, exits with code 2.
+"""
+
+import argparse
+import base64
+import html
+import os
+import re
+import sys
+
+import numpy as np
+
+PROG = "attention-zoo explain"
+SHADE = (230, 85, 13)  # the dark end of matplotlib's "Oranges"
+# RE2's `\s`, which `SubwordTokenizer` splits words on.
+_WHITESPACE = re.compile(r"([\t\n\f\r ]+)")
+_CSS = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 64em;
+       color: #222; }
+.risk { font-size: 1.6em; }
+table { border-collapse: collapse; }
+th, td { padding: 2px 10px; text-align: left; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; }
+tr.unread { color: #999; }
+.note { white-space: pre-wrap; line-height: 1.9; border: 1px solid #ddd;
+        padding: 0.6em; }
+img { max-width: 100%; }
+"""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Explain one patient's predicted risk: the attention "
+        "over the events and the note, as HTML and PNG.",
+    )
+    parser.add_argument(
+        "directory", help="the run folder of `train ehr` (--run-dir)"
+    )
+    parser.add_argument("--patient", required=True, help="the patient id")
+    parser.add_argument(
+        "--data",
+        help="a long-format or MIMIC-IV folder, as for `train ehr`; "
+        "default: the synthetic patients",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", "long", "mimic"),
+        default="auto",
+        help="auto: MIMIC-IV when the folder has hosp/admissions.csv.gz",
+    )
+    parser.add_argument(
+        "--prediction-hours",
+        type=float,
+        default=24.0,
+        help="MIMIC-IV: the prediction time after admission",
+    )
+    parser.add_argument(
+        "--synthetic-patients",
+        type=int,
+        default=1500,
+        help="without --data: as many as `train ehr` made",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="without --data: its --seed"
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=5,
+        help="events and words named as the most attended",
+    )
+    parser.add_argument(
+        "--out",
+        default="report.html",
+        help="the HTML page; the PNG gets the same stem",
+    )
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    # Imported after parsing, so that `--help` needs no TensorFlow.
+    from applications.common.bundle import CONFIG_FILE
+    from applications.common.training import WEIGHTS_FILE
+    from applications.ehr import train
+    from applications.ehr.risk_model import RiskModel
+
+    png_path = os.path.splitext(args.out)[0] + ".png"
+    if png_path == args.out:
+        _parser().error("--out must not be the .png of the figure")
+    needed = [
+        os.path.join(args.directory, name)
+        for name in (CONFIG_FILE, WEIGHTS_FILE)
+    ]
+    if not all(os.path.exists(path) for path in needed):
+        export = os.path.exists(os.path.join(args.directory, "saved_model.pb"))
+        hint = " (an export; pass the --run-dir of `train ehr`)"
+        return _error(
+            f"{args.directory} holds no trained risk model: expected "
+            f"{' and '.join(needed)}{hint if export else ''}"
+        )
+    try:
+        records, _ = train.load_records(args)
+    except (ValueError, FileNotFoundError) as error:
+        return _error(str(error))
+    if args.patient not in records.patient_ids:
+        source = args.data or (
+            f"the synthetic patients (--synthetic-patients "
+            f"{args.synthetic_patients}, --seed {args.seed})"
+        )
+        return _error(
+            f"patient {args.patient!r} is not in {source} "
+            f"({len(records)} patients)"
+        )
+    record = records.select([records.patient_ids.index(args.patient)])
+    risk_model = RiskModel.load(args.directory)
+    explanation = explain_patient(risk_model, record, args.top_k)
+    plot_explanation(explanation, png_path, args.top_k)
+    with open(png_path, "rb") as f:
+        png = f.read()
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(render_html(explanation, png, args.directory))
+    print(
+        f"patient {args.patient}: risk {explanation['risk']:.4f}; wrote "
+        f"{args.out} and {png_path}"
+    )
+    return 0
+
+
+def _error(message):
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def explain_patient(risk_model, record, top_k=5):
+    """What `render_html` and `plot_explanation` show of a one-patient
+    `PatientRecords`.
+
+    Returns:
+        A dict: `patient_id`, `label`, `prediction_time`, `risk` (float),
+        `events` (a list of `(time, code, value, weight)`, `weight` None for
+        events not read), `note` (the text), `note_segments` (see
+        `note_segments`; None when the model reads no note) and `top_events`
+        / `note_words` from `RiskModel.predict`.
+    """
+    output = risk_model.predict(record, top_k=top_k)
+    codes = record.codes[0]
+    attention = output["event_attention"][0]
+    start = len(codes) - len(attention)  # only the last events are read
+    events = [
+        (
+            float(record.times[0][j]),
+            code,
+            float(record.values[0][j]),
+            float(attention[j - start]) if j >= start else None,
+        )
+        for j, code in enumerate(codes)
+    ]
+    note, segments = record.notes[0], None
+    if "note_attention" in output:
+        segments = note_segments(
+            risk_model.note_tokenizer, note, output["note_attention"][0]
+        )
+    return {
+        "patient_id": record.patient_ids[0],
+        "label": int(record.labels[0]),
+        "prediction_time": float(record.prediction_times[0]),
+        "risk": float(output["risk"][0]),
+        "events": events,
+        "note": note,
+        "note_segments": segments,
+        "top_events": output["top_events"][0],
+        "note_words": output.get("note_words", [[]])[0],
+    }
+
+
+def note_segments(tokenizer, note, weights):
+    """`note` cut into `(text, weight)` segments that join back to it.
+
+    Each word as the tokenizer splits it (punctuation apart) gets the sum
+    of its WordPiece tokens' `weights`, which cover the last
+    `len(weights)` tokens; whitespace, and words with no token read, get
+    None. Where the original spelling cannot be lined up with the
+    tokenizer's words (normalization changed the splitting), the whole
+    whitespace-free chunk gets its words' summed weight.
+    """
+    from applications.common.wordpiece import split_words
+
+    parts = [p for p in _WHITESPACE.split(note) if p]
+    chunks = [p for p in parts if not _WHITESPACE.fullmatch(p)]
+    if not chunks:
+        return [(note, None)] if note else []
+    words = split_words(
+        chunks,
+        tokenizer.lowercase,
+        tokenizer.normalization,
+        tokenizer.strip_accents,
+    )
+    spelled = split_words(chunks, lowercase=False, normalization=None)
+    pieces = tokenizer.tokenize(words.flat_values).row_lengths().numpy()
+    total = int(pieces.sum())
+    if total < len(weights):  # cannot happen unless the tokenizer differs
+        return [(note, None)]
+    # One weight per token of the whole note, NaN for those not read.
+    token_weights = np.r_[np.full(total - len(weights), np.nan), weights]
+    word_weights = []
+    for start, count in zip(np.cumsum(pieces) - pieces, pieces):
+        read = token_weights[start : start + count]
+        read = read[~np.isnan(read)]
+        word_weights.append(float(read.sum()) if len(read) else None)
+    segments, index = [], 0
+    row_words = words.row_lengths().numpy()
+    row_spelled = spelled.to_list()
+    chunk_of = iter(range(len(chunks)))
+    for part in parts:
+        if _WHITESPACE.fullmatch(part):
+            segments.append((part, None))
+            continue
+        c = next(chunk_of)
+        mine = word_weights[index : index + row_words[c]]
+        index += row_words[c]
+        texts = [t.decode("utf-8") for t in row_spelled[c]]
+        if len(texts) == len(mine) and "".join(texts) == part:
+            segments.extend(zip(texts, mine))
+        else:
+            read = [w for w in mine if w is not None]
+            segments.append((part, sum(read) if read else None))
+    return segments
+
+
+def plot_explanation(explanation, path, top_k=5):
+    """Writes the PNG: the events over the hours since admission (bars
+    coloured and sized by weight, the `top_k` heaviest labelled) and, with a
+    note, its words' weights in note order. Returns `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    cmap = plt.get_cmap("Oranges")
+    words = [
+        (text, weight)
+        for text, weight in explanation["note_segments"] or []
+        if weight is not None
+    ]
+    rows = 2 if words else 1
+    fig, axes = plt.subplots(rows, 1, figsize=(10, 3.4 * rows), squeeze=False)
+    ax = axes[0, 0]
+    events = explanation["events"]
+    times = np.array([e[0] for e in events], "float64")
+    weights = np.array(
+        [np.nan if e[3] is None else e[3] for e in events], "float64"
+    )
+    read = ~np.isnan(weights)
+    top = max(float(np.nanmax(weights)) if read.any() else 0.0, 1e-12)
+    ax.vlines(
+        times[read],
+        0.0,
+        weights[read],
+        colors=cmap(0.3 + 0.7 * weights[read] / top),
+        linewidth=2.5,
+    )
+    ax.plot(times[~read], np.zeros((~read).sum()), "|", color="lightgray")
+    ax.axvline(
+        explanation["prediction_time"],
+        color="gray",
+        linestyle="--",
+        label="prediction time",
+    )
+    heaviest = np.argsort(-np.where(read, weights, -1.0), kind="stable")
+    labelled = sorted(heaviest[: min(top_k, read.sum())], key=times.__getitem__)
+    for level, j in enumerate(labelled):  # one row each, in time order
+        ax.annotate(
+            events[j][1],
+            (times[j], weights[j]),
+            xytext=(times[j], top * (1.1 + 0.13 * level)),
+            fontsize=8,
+            arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.6},
+            parse_math=False,
+        )
+    ax.set_ylim(0.0, top * (1.2 + 0.13 * len(labelled)))
+    ax.set_xlabel("hours since admission")
+    ax.set_ylabel("attention weight")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(
+        f"patient {explanation['patient_id']}: risk "
+        f"{explanation['risk']:.4f} ({read.sum()} events read)",
+        parse_math=False,
+    )
+    if words:
+        _plot_words(axes[1, 0], words, cmap, top_k)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_words(ax, words, cmap, top_k):
+    """Bars of the note words' weights, in note order."""
+    weights = np.array([w for _, w in words], "float64")
+    top = max(float(weights.max()), 1e-12)
+    ax.bar(range(len(words)), weights, color=cmap(0.3 + 0.7 * weights / top))
+    if len(words) <= 40:
+        ax.set_xticks(
+            range(len(words)),
+            [text for text, _ in words],
+            rotation=90,
+            fontsize=8,
+            parse_math=False,
+        )
+    else:  # too many to name: label the heaviest
+        ax.set_xticks([])
+        for j in np.argsort(-weights, kind="stable")[:top_k]:
+            ax.annotate(
+                words[j][0],
+                (j, weights[j]),
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+                parse_math=False,
+            )
+    ax.set_ylabel("attention weight")
+    ax.set_title("note words (summed over their WordPiece tokens)")
+
+
+def _shade(weight, top):
+    """Inline CSS: the background's opacity is `weight / top`."""
+    alpha = weight / top if top > 0 else 0.0
+    red, green, blue = SHADE
+    return f"background-color: rgba({red}, {green}, {blue}, {alpha:.3f})"
+
+
+def render_html(explanation, png, model_dir):
+    """The report page; every text from the data is HTML-escaped."""
+    esc = html.escape
+    patient = esc(explanation["patient_id"])
+    events = explanation["events"]
+    top = max([e[3] for e in events if e[3] is not None] + [0.0])
+    rows = []
+    for time, code, value, weight in events:
+        value_text = "" if np.isnan(value) else f"{value:g}"
+        if weight is None:
+            opening = '<tr class="event unread" data-weight="">'
+            weight_text = "not read"
+        else:
+            opening = (
+                f'<tr class="event" data-weight="{weight:.6f}" '
+                f'style="{_shade(weight, top)}">'
+            )
+            weight_text = f"{weight:.4f}"
+        rows.append(
+            f'{opening}<td class="number">{time:.2f}</td>'
+            f'<td>{esc(code)}</td><td class="number">{esc(value_text)}</td>'
+            f'<td class="number">{weight_text}</td></tr>'
+        )
+    most = ", ".join(
+        f"{esc(code)} at {time:.1f} h ({weight:.3f})"
+        for code, time, weight in explanation["top_events"]
+    )
+    image = base64.b64encode(png).decode("ascii")
+    body = [
+        f"<h1>Patient {patient}</h1>",
+        f'<p class="risk">Risk: <b>{explanation["risk"]:.4f}</b></p>',
+        f"<p>Predicted {explanation['prediction_time']:g} h after "
+        f"admission; recorded label {explanation['label']}; model "
+        f"{esc(os.fspath(model_dir))}.</p>",
+        f"<p>Most attended events: {most or 'none'}.</p>",
+        f'<img alt="attention over the events and the note" '
+        f'src="data:image/png;base64,{image}">',
+        f"<h2>Events ({len(events)}, up to the prediction time)</h2>",
+        "<table><tr><th>hours</th><th>code</th><th>value</th>"
+        "<th>attention</th></tr>",
+        *rows,
+        "</table>",
+        "<h2>Note</h2>",
+        _note_html(explanation),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>Risk explanation: patient {patient}</title>\n"
+        f"<style>{_CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def _note_html(explanation):
+    """The note as spans shaded by weight, or why there is none."""
+    note, segments = explanation["note"], explanation["note_segments"]
+    if not note.strip():
+        return "<p>No note up to the prediction time.</p>"
+    if segments is None:
+        return (
+            "<p>The model reads no notes (trained on events only).</p>"
+            f'<div class="note">{html.escape(note)}</div>'
+        )
+    top = max([w for _, w in segments if w is not None] + [0.0])
+    spans = []
+    for text, weight in segments:
+        if weight is None:
+            spans.append(html.escape(text))
+        else:
+            spans.append(
+                f'<span class="word" data-weight="{weight:.6f}" '
+                f'title="{weight:.4f}" style="{_shade(weight, top)}">'
+                f"{html.escape(text)}</span>"
+            )
+    words = ", ".join(
+        f"{html.escape(word)} ({weight:.3f})"
+        for word, weight in explanation["note_words"]
+    )
+    return (
+        f"<p>Most attended words: {words or 'none'}.</p>"
+        f'<div class="note">{"".join(spans)}</div>'
+    )

@@ -1,0 +1,205 @@
+"""Training throughput of the four applications under `--strategy mirrored`.
+
+Run from the repository root (TensorFlow backend):
+
+    python benchmarks/mirrored_throughput.py
+    python benchmarks/mirrored_throughput.py --quick          # smoke test
+    python benchmarks/mirrored_throughput.py --apps ehr entailment
+
+The host CPU is split into two logical devices
+(`applications.common.distribute.split_cpu`) before TensorFlow starts, and
+each application's model trains on the same data with the same global
+batch of `2 * B` examples three ways:
+
+- default: the default strategy, one device, batches of `2 * B`;
+- mirrored x1: `MirroredStrategy` on one logical device, `2 * B` (what
+  the strategy costs by itself);
+- mirrored x2: `MirroredStrategy` on two logical devices, `B` per replica
+  (`--strategy mirrored` with `--batch-size B`).
+
+Throughput is training examples per second of an epoch's wall time, the
+median over the timed epochs after one warm-up epoch (tracing). The two
+logical devices share the same cores, so on a CPU this measures the
+overhead of splitting each step, not a speed-up: with one GPU per replica
+each replica computes on its own device.
+"""
+
+import argparse
+import functools
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# Run as a script from the repository root without installing.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import keras  # noqa: E402
+
+from applications.common import distribute  # noqa: E402
+
+APPS = ("translation", "entailment", "captioning", "ehr")
+SETUPS = ("default", "mirrored x1", "mirrored x2")
+
+
+def make_workload(app, count, batch_size, strategy):
+    """`(bundle, fit, examples)`: APP's bundle with `batch_size` per
+    replica under `strategy`, `fit(epochs, callbacks)` and the examples
+    an epoch trains on (`count` records, pairs or images)."""
+    if app == "translation":
+        from applications.translation import data
+        from applications.translation.config import TranslationConfig
+        from applications.translation.translator import Translator
+
+        pairs = data.make_synthetic_pairs(count, seed=0).pairs
+        config = TranslationConfig(
+            embedding_dim=32,
+            units=64,
+            source_vocabulary_size=300,
+            target_vocabulary_size=300,
+            max_length=16,
+            batch_size=batch_size,
+        )
+        bundle = Translator(config, strategy=strategy)
+        return bundle, _fitter(bundle, pairs), len(pairs)
+    if app == "entailment":
+        from applications.entailment.classifier import EntailmentClassifier
+        from applications.entailment.config import EntailmentConfig
+        from applications.entailment.data import make_synthetic_entailment
+
+        examples = make_synthetic_entailment(count, seed=0).examples
+        config = EntailmentConfig(
+            embedding_dim=32,
+            hidden_units=64,
+            vocabulary_size=400,
+            max_length=24,
+            batch_size=batch_size,
+        )
+        bundle = EntailmentClassifier(config, strategy=strategy)
+        return bundle, _fitter(bundle, examples), len(examples)
+    if app == "captioning":
+        from applications.captioning.captioner import Captioner
+        from applications.captioning.config import CaptioningConfig
+        from applications.captioning.shapes import make_synthetic_shapes
+
+        shapes = make_synthetic_shapes(count, image_size=32, seed=0)
+        config = CaptioningConfig(
+            image_size=32,
+            embedding_dim=32,
+            units=64,
+            vocabulary_size=200,
+            max_length=10,
+            batch_size=batch_size,
+        )
+        bundle = Captioner(config, strategy=strategy)
+        captions = [[c] if isinstance(c, str) else c for c in shapes.captions]
+        fit = _fitter(bundle, shapes.images, shapes.captions)
+        return bundle, fit, sum(len(c) for c in captions)
+    if app == "ehr":
+        from applications.ehr.config import EHRConfig
+        from applications.ehr.risk_model import RiskModel
+        from applications.ehr.synthetic import make_synthetic_patients
+
+        records = make_synthetic_patients(count, seed=0).records
+        config = EHRConfig(
+            embedding_dim=32,
+            units=32,
+            encoder="multihead",
+            num_heads=2,
+            batch_size=batch_size,
+        )
+        bundle = RiskModel(config, strategy=strategy)
+        return bundle, _fitter(bundle, records), len(records)
+    raise ValueError(f"Unknown application {app!r}")
+
+
+def _fitter(bundle, *data):
+    def fit(epochs, callbacks):
+        bundle.fit(*data, epochs=epochs, callbacks=callbacks, verbose=0)
+
+    return fit
+
+
+class EpochTimer(keras.callbacks.Callback):
+    """Wall time of every epoch."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self._start)
+
+
+@functools.cache
+def strategy_for(setup):
+    """One strategy per setup for the whole run (as `make_strategy`
+    gives): a second MirroredStrategy over the same devices would reuse
+    the first one's collective keys."""
+    import tensorflow as tf
+
+    if setup == "default":
+        return None
+    if setup == "mirrored x1":
+        return tf.distribute.MirroredStrategy(["/cpu:0"])
+    return distribute.make_strategy("mirrored")  # every logical CPU
+
+
+def measure(app, setup, count, global_batch, epochs):
+    """Examples per second: the median over `epochs` timed epochs."""
+    strategy = strategy_for(setup)
+    batch_size = global_batch // distribute.num_replicas(strategy)
+    _, fit, examples = make_workload(app, count, batch_size, strategy)
+    timer = EpochTimer()
+    fit(epochs + 1, [timer])
+    return examples / statistics.median(timer.times[1:])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--apps", nargs="+", choices=APPS, default=APPS)
+    parser.add_argument("--examples", type=int, default=1024, help="per epoch")
+    parser.add_argument(
+        "--global-batch", type=int, default=64, help="split over replicas"
+    )
+    parser.add_argument("--epochs", type=int, default=4, help="timed")
+    parser.add_argument("--quick", action="store_true", help="smoke test")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.examples, args.global_batch, args.epochs = 128, 32, 1
+
+    distribute.split_cpu(2)  # before anything starts TensorFlow
+    print(
+        f"{args.examples} examples an epoch, global batch "
+        f"{args.global_batch}; median of {args.epochs} epochs after one "
+        "warm-up; examples/s"
+    )
+    header = f"{'application':<13}" + "".join(f"{s:>14}" for s in SETUPS)
+    print(f"\n{header}{'x2 / default':>14}")
+    rows = {}
+    for app in args.apps:
+        rows[app] = {
+            setup: measure(
+                app, setup, args.examples, args.global_batch, args.epochs
+            )
+            for setup in SETUPS
+        }
+        row = rows[app]
+        ratio = row["mirrored x2"] / row["default"]
+        print(
+            f"{app:<13}"
+            + "".join(f"{row[s]:>14,.0f}" for s in SETUPS)
+            + f"{ratio:>13.2f}x",
+            flush=True,
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    main()

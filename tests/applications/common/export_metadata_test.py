@@ -1,0 +1,253 @@
+"""Exports of the four applications: `metadata.json` appears with the model
+and says what it is; `jit_compile` decides whether the exported functions
+are XLA-compiled; both settings load and run without Keras or the project;
+`--jit-compile` on every `attention-zoo train APP`."""
+
+import datetime
+import hashlib
+import importlib
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.common import exporting
+from attention_zoo.export import data_fingerprint
+from attention_zoo.export import read_metadata
+from attention_zoo.export import resolve_jit_compile
+from tests import export_testing
+from tests import serving_testing
+
+METRICS = {
+    "accuracy": np.float32(0.5),
+    "confusion": np.eye(2, dtype="int64"),
+    "recall": {"neutral": float("nan")},
+}
+
+
+@pytest.fixture(scope="module", params=serving_testing.APPLICATIONS)
+def exported(request, tmp_path_factory):
+    """`(application, bundle, {jit_compile: version folder})`."""
+    application = request.param
+    bundle = serving_testing.tiny_bundle(application)
+    base = tmp_path_factory.mktemp(application)
+    paths = {True: str(base / "1"), False: str(base / "2")}
+    for jit_compile, path in paths.items():
+        bundle.export(
+            path,
+            jit_compile=jit_compile,
+            metrics=METRICS,
+            data_fingerprint=data_fingerprint(["an example"]),
+        )
+    return application, bundle, paths
+
+
+def _xla_must_compile(path):
+    """Function name -> its `_XlaMustCompile` attribute, for every function
+    of the SavedModel that has one."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    return {
+        function.signature.name: function.attr["_XlaMustCompile"].b
+        for meta_graph in proto.meta_graphs
+        for function in meta_graph.graph_def.library.function
+        if "_XlaMustCompile" in function.attr
+    }
+
+
+def test_metadata_says_what_the_export_is(exported):
+    application, bundle, paths = exported
+    path = paths[False]
+    with open(os.path.join(path, "metadata.json")) as f:
+        metadata = json.load(f, parse_constant=pytest.fail)  # strict JSON
+    assert metadata == read_metadata(path)
+    assert metadata["application"] == application
+    assert metadata["version"] == 2
+    assert metadata["jit_compile"] is False
+    assert read_metadata(paths[True])["jit_compile"] is True
+    assert metadata["config"] == json.loads(bundle.config.to_json())
+    assert metadata["input_limits"] == bundle.input_limits()
+    assert all(v >= 1 for v in metadata["input_limits"].values())
+    assert metadata["metrics"] == {
+        "accuracy": 0.5,
+        "confusion": [[1, 0], [0, 1]],
+        "recall": {"neutral": None},
+    }
+    assert metadata["data_fingerprint"] == data_fingerprint(["an example"])
+    packages = metadata["packages"]
+    assert packages["tensorflow"] == tf.__version__
+    for name in ("attention_zoo", "keras", "tensorflow_text", "python"):
+        assert packages[name], name
+    written = datetime.datetime.fromisoformat(metadata["exported_at"])
+    age = datetime.datetime.now(datetime.timezone.utc) - written
+    assert datetime.timedelta(0) <= age < datetime.timedelta(hours=1)
+
+
+def test_vocabulary_fingerprints_are_the_saved_files(exported):
+    _, bundle, paths = exported
+    vocabularies = read_metadata(paths[False])["vocabularies"]
+    assert sorted(vocabularies) == sorted(bundle.vocabulary_files())
+    assert vocabularies
+    for name, digest in vocabularies.items():
+        with open(os.path.join(paths[False], name), "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == digest
+    # The config saved beside is the bundle's.
+    with open(os.path.join(paths[False], "config.json")) as f:
+        assert f.read() == bundle.config.to_json()
+
+
+def test_jit_compile_decides_whether_functions_are_xla_compiled(exported):
+    _, _, paths = exported
+    on, off = _xla_must_compile(paths[True]), _xla_must_compile(paths[False])
+    assert any(on.values()), on
+    assert not any(off.values()), off
+
+
+def test_both_settings_load_and_run_without_the_project(exported):
+    application, _, paths = exported
+    columns = serving_testing.columnar_inputs(application)
+    signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
+    expected = {
+        name: value.numpy()
+        for name, value in signature(
+            **serving_testing.signature_inputs(signature, columns)
+        ).items()
+    }
+    served = export_testing.run_without_project(
+        f"""
+import base64
+import math
+
+def decode(value):
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    if isinstance(value, dict):
+        return base64.b64decode(value["b64"])
+    return value.encode() if isinstance(value, str) else value
+
+def plain(array):
+    if array.dtype == object:
+        return np.vectorize(lambda b: b.decode(), otypes=[object])(
+            array).tolist()
+    return array.tolist()
+
+columns = json.loads({json.dumps(columns)!r})
+results = {{}}
+for name, path in {sorted(paths.items())!r}:
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    specs = serve.structured_input_signature[1]
+    inputs = {{
+        key: tf.constant(decode(columns[key]), specs[key].dtype)
+        for key in specs
+    }}
+    results[str(name)] = {{
+        key: plain(value.numpy()) for key, value in serve(**inputs).items()
+    }}
+emit(results)
+"""
+    )
+    assert sorted(served) == ["False", "True"]
+    for outputs in served.values():
+        assert sorted(outputs) == sorted(expected)
+        for name, value in expected.items():
+            if value.dtype == object:
+                decoded = np.vectorize(lambda b: b.decode(), otypes=[object])
+                assert outputs[name] == decoded(value).tolist(), name
+            else:
+                np.testing.assert_allclose(
+                    outputs[name], value, atol=1e-5, err_msg=name
+                )
+
+
+def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch):
+    bundle = serving_testing.tiny_bundle("entailment")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(exporting, "write_metadata", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        bundle.export(str(tmp_path / "1"), jit_compile=False)
+    assert os.listdir(tmp_path) == []
+
+
+def test_default_jit_compile_is_on_only_with_a_gpu(monkeypatch):
+    for devices, expected in (([], False), (["GPU:0"], True)):
+        monkeypatch.setattr(
+            tf.config, "list_physical_devices", lambda kind=None: devices
+        )
+        assert resolve_jit_compile(None) is expected
+    assert resolve_jit_compile(False) is False
+    with pytest.raises(ValueError, match="jit_compile"):
+        resolve_jit_compile("on")
+
+
+def test_data_fingerprint_is_stable_and_tells_data_apart():
+    examples = [("ab", "c", 1), ("dog", np.arange(3, dtype="int32"), None)]
+    assert data_fingerprint(examples) == data_fingerprint(list(examples))
+    assert data_fingerprint([]) == hashlib.sha256().hexdigest()
+    different = [
+        [("a", "bc", 1), examples[1]],
+        [examples[0], ("dog", np.arange(3, dtype="int64"), None)],
+        [examples[0], ("dog", np.arange(3, dtype="int32")[None], None)],
+        [examples[0], ("dog", np.arange(3, dtype="int32"), 0)],
+        [examples[1], examples[0]],
+    ]
+    for other in different:
+        assert data_fingerprint(other) != data_fingerprint(examples)
+    with pytest.raises(TypeError, match="object"):
+        data_fingerprint([object()])
+
+
+@pytest.mark.parametrize("application", serving_testing.APPLICATIONS)
+def test_every_train_command_has_the_jit_compile_flag(application):
+    train = importlib.import_module(f"applications.{application}.train")
+    parser = train._parser()
+    assert parser.parse_args([]).jit_compile == "auto"
+    for flag, value in (("on", True), ("off", False), ("auto", None)):
+        args = parser.parse_args(["--jit-compile", flag])
+        assert exporting.jit_compile_option(args.jit_compile) is value
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--jit-compile", "yes"])
+
+
+def test_train_export_records_test_metrics_and_data(tmp_path, capsys):
+    from applications import cli
+
+    export_dir = tmp_path / "saved_models" / "translation"
+    code = cli.main(
+        [
+            "train",
+            "translation",
+            "--synthetic-pairs",
+            "200",
+            "--epochs",
+            "1",
+            "--units",
+            "8",
+            "--embedding-dim",
+            "8",
+            "--vocabulary-size",
+            "100",
+            "--max-length",
+            "10",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--export",
+            str(export_dir),
+            "--jit-compile",
+            "off",
+        ]
+    )
+    assert code == 0
+    assert f"exported {export_dir / '1'}" in capsys.readouterr().out
+    metadata = read_metadata(export_dir / "1")
+    assert metadata["jit_compile"] is False and metadata["version"] == 1
+    assert set(metadata["metrics"]) == {"bleu", "chrf", "examples", "beam_size"}
+    assert len(metadata["data_fingerprint"]) == 64
+    assert not any(_xla_must_compile(str(export_dir / "1")).values())

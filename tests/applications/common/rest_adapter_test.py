@@ -1,0 +1,264 @@
+"""`predict_request`: TF Serving's REST bodies in process. Both layouts
+give what the signature gives, numbers and bytes are written as TF Serving
+writes them, bad requests get TF Serving's error object, and the README's
+`curl` examples parse and match what the exports answer."""
+
+import base64
+import json
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications.common.rest import predict_request
+from tests import serving_testing
+
+README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+_EXPORTS = {}
+
+
+def _model(application, tmp_path_factory):
+    """The loaded export of the application's tiny bundle (cached)."""
+    if application not in _EXPORTS:
+        bundle = serving_testing.tiny_bundle(application)
+        path = str(tmp_path_factory.mktemp(application) / "1")
+        bundle.export(path)
+        _EXPORTS[application] = tf.saved_model.load(path)
+    return _EXPORTS[application]
+
+
+@pytest.fixture(scope="module", params=serving_testing.APPLICATIONS)
+def served(request, tmp_path_factory):
+    """`(application, loaded SavedModel, columnar inputs, direct outputs)`."""
+    application = request.param
+    model = _model(application, tmp_path_factory)
+    signature = model.signatures["serving_default"]
+    columns = serving_testing.columnar_inputs(application)
+    inputs = serving_testing.signature_inputs(signature, columns)
+    expected = {k: v.numpy() for k, v in signature(**inputs).items()}
+    return application, model, columns, expected
+
+
+def _assert_same(json_value, expected, name):
+    """A JSON value of the adapter equals the signature's NumPy value."""
+    if expected.dtype == object:
+        decode = np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])
+        assert json_value == decode(expected).tolist(), name
+    else:
+        got = np.asarray(json_value, expected.dtype)
+        assert got.shape == expected.shape, name
+        np.testing.assert_allclose(got, expected, atol=1e-6, err_msg=name)
+
+
+def test_row_format_answers_what_the_signature_gives(served):
+    _, model, columns, expected = served
+    instances = serving_testing.row_instances(columns)
+    response = predict_request(model, {"instances": instances})
+    assert list(response) == ["predictions"], response
+    predictions = response["predictions"]
+    assert len(predictions) == len(instances)
+    for row, prediction in enumerate(predictions):
+        assert sorted(prediction) == sorted(expected)
+        for name, value in expected.items():
+            _assert_same(prediction[name], value[row, ...], name)
+    assert json.loads(json.dumps(response)) == response  # plain JSON data
+
+
+def test_columnar_format_answers_what_the_signature_gives(served):
+    _, model, columns, expected = served
+    response = predict_request(model, {"inputs": columns})
+    assert list(response) == ["outputs"], response
+    assert sorted(response["outputs"]) == sorted(expected)
+    for name, value in expected.items():
+        _assert_same(response["outputs"][name], value, name)
+    # The signature may be named, or given itself.
+    signature = model.signatures["serving_default"]
+    named = {"signature_name": "serving_default", "inputs": columns}
+    assert predict_request(model, named) == response
+    assert predict_request(signature, {"inputs": columns}) == response
+
+
+def test_a_single_input_may_be_sent_bare(served):
+    _, model, columns, _ = served
+    instances = serving_testing.row_instances(columns)
+    rows = predict_request(model, {"instances": instances})
+    whole = predict_request(model, {"inputs": columns})
+    if len(columns) == 1:
+        ((name, values),) = columns.items()
+        assert predict_request(model, {"instances": values}) == rows
+        assert predict_request(model, {"inputs": values}) == whole
+    else:
+        bare = predict_request(model, {"instances": ["a", "b"]})
+        assert "instances is a plain list" in bare["error"]
+        bare = predict_request(model, {"inputs": ["a", "b"]})
+        assert "inputs is a plain value/list" in bare["error"]
+
+
+def _ehr_row(**changes):
+    row = serving_testing.row_instances(serving_testing.columnar_inputs("ehr"))[
+        0
+    ]
+    row.update(changes)
+    return {k: v for k, v in row.items() if v is not None}
+
+
+ERRORS = [
+    ({"instances": [], "inputs": {}}, "one of 'inputs' or 'instances'"),
+    ({}, "Missing 'inputs' or 'instances' key"),
+    ({"instances": []}, "No values in 'instances' array"),
+    ({"instances": {"codes": []}}, "'instances' to be an list/array"),
+    ([], "Is not object"),
+    ({"instances": [_ehr_row(note=None)]}, "keys must be equal to: codes,"),
+    ({"instances": [_ehr_row(age=3)]}, "does not have named input: age"),
+    (
+        {"instances": [_ehr_row(), _ehr_row(codes=["a", "b"])]},
+        "Failed to process element: 1 key: codes of 'instances' list. "
+        "Error: Expecting tensor size: 3 but got: 2",
+    ),
+    (
+        {"instances": [_ehr_row(values=[1.0, "high", 0.0])]},
+        'JSON Value: "high" Type: String is not of expected type: float',
+    ),
+    (
+        {"instances": [_ehr_row(prediction_time=2**25)]},
+        "to float without loss of precision",
+    ),
+    ({"instances": [_ehr_row(note={"b64": "%%%"})]}, "Unable to base64"),
+    (
+        {"inputs": {"codes": [["a"]], "values": [[1.0]], "times": [[1.0]]}},
+        "Missing named input: note in 'inputs' object.",
+    ),
+    (
+        {"instances": [_ehr_row(codes=[["a", "b"], ["c"]])]},
+        "Encountered list at unexpected size: 1 at level: 1",
+    ),
+    (
+        {"instances": [_ehr_row(prediction_time=[24.0])]},
+        "Input prediction_time has shape [1,1]",
+    ),
+    (
+        {"instances": [_ehr_row(values=[1.0, 2.0])]},
+        "`codes`, `values` and `times` must have one shape",
+    ),
+    (
+        {"signature_name": "nope", "instances": [_ehr_row()]},
+        'Serving signature name: "nope" not found in signature def',
+    ),
+]
+
+
+@pytest.mark.parametrize("body, message", ERRORS)
+def test_bad_requests_get_an_error_object(body, message, tmp_path_factory):
+    response = predict_request(_model("ehr", tmp_path_factory), body)
+    assert list(response) == ["error"], response
+    assert message in response["error"]
+
+
+class _Formats(tf.Module):
+    """Outputs of each kind the JSON writer treats differently."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, "x")])
+    def serve(self, x):
+        return {
+            "third": x / 3.0,
+            "same": x,
+            "count": tf.cast(tf.round(x), tf.int32),
+            "word": tf.strings.as_string(x, precision=1),
+            "word_bytes": tf.strings.as_string(x, precision=1),
+        }
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, "x")])
+    def single(self, x):
+        return {"double": 2.0 * x}
+
+
+def test_numbers_and_bytes_are_written_as_tf_serving_writes_them(tmp_path):
+    module = _Formats()
+    signatures = {"serving_default": module.serve, "single": module.single}
+    tf.saved_model.save(module, str(tmp_path), signatures=signatures)
+    model = tf.saved_model.load(str(tmp_path))
+    x = [0.2, 3.0, math.nan, -math.inf]
+    rows = predict_request(model, {"instances": x})["predictions"]
+    assert [row["same"] for row in rows[:2]] == [0.2, 3.0]  # %g reads back
+    assert rows[0]["third"] == 0.0666666701  # float32 needs nine digits
+    assert rows[1]["third"] == 1.0 and isinstance(rows[1]["third"], float)
+    assert math.isnan(rows[2]["same"]) and rows[3]["same"] == -math.inf
+    assert [row["count"] for row in rows[:2]] == [0, 3]
+    assert isinstance(rows[1]["count"], int)
+    assert rows[1]["word"] == "3.0"
+    assert rows[1]["word_bytes"] == {"b64": base64.b64encode(b"3.0").decode()}
+    text = json.dumps({"predictions": rows})
+    assert "NaN" in text and "-Infinity" in text
+    # One output: its values without its name.
+    single = {"signature_name": "single"}
+    answer = predict_request(model, dict(single, instances=[1.5, 2.0]))
+    assert answer == {"predictions": [3.0, 4.0]}
+    answer = predict_request(model, dict(single, inputs=[1.5, 2.0]))
+    assert answer == {"outputs": [3.0, 4.0]}
+    # Integers where floats go, but not strings or lossy integers.
+    answer = predict_request(model, dict(single, inputs=[1, 2]))
+    assert answer == {"outputs": [2.0, 4.0]}
+    answer = predict_request(model, dict(single, inputs=[True]))
+    assert "Type: True is not of expected type: float" in answer["error"]
+
+
+def _serving_examples():
+    """`(application, request, jq keys or None, response)` of each `curl`
+    example in the README's serving section."""
+    text = README.read_text()
+    section = text.split("## Serving with TensorFlow Serving", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+    examples = []
+    for (kind, command), (next_kind, response) in zip(blocks, blocks[1:]):
+        if kind != "shell" or next_kind != "json" or "curl" not in command:
+            continue
+        application = re.search(r"/v1/models/(\w+):predict", command)[1]
+        literal = re.search(r"-d '(\{.*?\})'", command, re.S)
+        if literal:
+            request = json.loads(literal[1])
+        else:  # the body is printed with the image's base64 in `%s`
+            template = re.search(r"printf '(\{.*?\})'", command, re.S)[1]
+            png = serving_testing.png_b64(0)
+            request = json.loads(template.replace("%s", png))
+        jq = re.search(r"jq (?:-c )?'\.predictions\[\] \| \{(.*?)\}'", command)
+        keys = [k.strip() for k in jq[1].split(",")] if jq else None
+        examples.append((application, request, keys, json.loads(response)))
+    return examples
+
+
+def _layout(value):
+    """The shape of JSON data: keys, nesting and value kinds."""
+    if isinstance(value, dict):
+        return {key: _layout(item) for key, item in sorted(value.items())}
+    if isinstance(value, list):
+        return ["list", _layout(value[0]) if value else None]
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def test_readme_examples_parse_and_match_the_exports(tmp_path_factory):
+    examples = _serving_examples()
+    assert sorted({e[0] for e in examples}) == sorted(
+        serving_testing.APPLICATIONS
+    )
+    for application, request, keys, shown in examples:
+        model = _model(application, tmp_path_factory)
+        response = predict_request(model, request)
+        assert "error" not in response, (application, response)
+        if keys is not None:  # piped through `jq '.predictions[] | {...}'`
+            answer = [
+                {key: row[key] for key in keys}
+                for row in response["predictions"]
+            ]
+            assert _layout(answer[0]) == _layout(shown), application
+            continue
+        assert sorted(response) == sorted(shown), application
+        body = next(iter(shown.values()))
+        if isinstance(body, list):  # predictions: one per instance
+            assert len(body) == len(request["instances"]), application
+        assert _layout(response) == _layout(shown), application

@@ -1,0 +1,233 @@
+"""`attention-zoo explain`: the report's risk equals `RiskModel.predict`,
+it shows the record up to the prediction time and nothing later, escapes
+the data's text, shades the most attended event darkest, writes a valid
+PNG; an unknown patient exits with code 2."""
+
+import base64
+import csv
+import html.parser
+import re
+
+import numpy as np
+import pytest
+
+from applications import cli
+from applications.ehr.config import EHRConfig
+from applications.ehr.data import load_long_format
+from applications.ehr.explain import note_segments
+from applications.ehr.risk_model import RiskModel
+from applications.ehr.synthetic import make_synthetic_patients
+from applications.ehr.synthetic import save_synthetic_long_format
+
+TINY = EHRConfig(
+    embedding_dim=8,
+    units=8,
+    encoder="multihead",
+    num_heads=2,
+    note_vocabulary_size=200,
+    note_min_count=1,
+    batch_size=16,
+    epochs=2,
+)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+HOSTILE = "p<b>1</b>"  # a patient whose id, codes and note hold markup
+HOSTILE_CODE = "<script>alert(1)</script>"
+HOSTILE_NOTE = 'Hypotensive, <script>alert("note")</script> & patient  stable'
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A run folder as `train ehr --run-dir` leaves it (2 epochs)."""
+    directory = tmp_path_factory.mktemp("run")
+    patients = make_synthetic_patients(48, seed=3)
+    RiskModel(TINY).fit(patients.records, checkpoint_dir=directory, verbose=0)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def risk_model(model_dir):
+    return RiskModel.load(model_dir)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return make_synthetic_patients(3, seed=5)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory, synthetic):
+    """Three synthetic patients (with rows after the prediction time) and
+    `HOSTILE`, long format."""
+    directory = tmp_path_factory.mktemp("records")
+    save_synthetic_long_format(synthetic, directory)
+    rows = {
+        "events.csv": [
+            (HOSTILE, "1.0", "lab:lactate", "2.0"),
+            (HOSTILE, "2.5", HOSTILE_CODE, ""),
+            (HOSTILE, "5.0", "rx:heparin", ""),
+            (HOSTILE, "30.0", "late:after_cutoff", "1.0"),
+        ],
+        "notes.csv": [
+            (HOSTILE, "3.0", HOSTILE_NOTE),
+            (HOSTILE, "30.0", "late secret words"),
+        ],
+        "labels.csv": [(HOSTILE, "1", "24.0", HOSTILE)],
+    }
+    for name, lines in rows.items():
+        with open(directory / name, "a", newline="") as f:
+            csv.writer(f).writerows(lines)
+    return directory
+
+
+class _Report(html.parser.HTMLParser):
+    """The event rows `(cells, data-weight, style)` and the note's word
+    spans `(text, style)` of a report page."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.events, self.words, self._open = [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "tr" and "event" in attrs.get("class", ""):
+            self.events.append(([], attrs["data-weight"], attrs.get("style")))
+        elif tag == "td" and self.events and self._open != "words":
+            self._open = "cell"
+            self.events[-1][0].append("")
+        elif tag == "span" and attrs.get("class") == "word":
+            self._open = "words"
+            self.words.append(["", attrs["style"]])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "span"):
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open == "cell":
+            self.events[-1][0][-1] += data
+        elif self._open == "words":
+            self.words[-1][0] += data
+
+
+def _alpha(style):
+    return float(re.search(r"rgba\([^)]*, ([0-9.]+)\)", style).group(1))
+
+
+def _explain(model_dir, data_dir, patient, out):
+    return cli.main(
+        [
+            "explain",
+            str(model_dir),
+            "--patient",
+            patient,
+            "--data",
+            str(data_dir),
+            "--out",
+            str(out),
+        ]
+    )
+
+
+def test_report_shows_the_predicted_risk_and_attention(
+    model_dir, risk_model, data_dir, synthetic, tmp_path, capsys
+):
+    out = tmp_path / "report.html"
+    assert _explain(model_dir, data_dir, "p00001", out) == 0
+    page = out.read_text(encoding="utf-8")
+    records = load_long_format(data_dir)
+    record = records.select([records.patient_ids.index("p00001")])
+    expected = risk_model.predict(record)
+    risk = f"{expected['risk'][0]:.4f}"
+    assert f"Risk: <b>{risk}</b>" in page
+    assert f"risk {risk}" in capsys.readouterr().out
+    # Every event up to the prediction time, in order; none after it.
+    report = _Report(page)
+    assert [cells[1] for cells, _, _ in report.events] == record.codes[0]
+    assert synthetic.records.codes[1] == record.codes[0]
+    assert all(float(cells[0]) <= 24.0 for cells, _, _ in report.events)
+    for _, code, _ in synthetic.late_events[1]:
+        if code.startswith("outcome:"):  # only ever after the cutoff
+            assert code not in page
+    assert synthetic.late_notes[1][0][1] not in page
+    # The most attended event is shaded darkest.
+    alphas = [_alpha(style) for _, _, style in report.events]
+    heaviest = int(np.argmax(expected["event_attention"][0]))
+    assert alphas[heaviest] == max(alphas) == 1.0
+    weights = [float(weight) for _, weight, _ in report.events]
+    np.testing.assert_allclose(
+        weights, expected["event_attention"][0], atol=1e-6
+    )
+    # A valid PNG beside the page, also inline as a data URI.
+    png = (tmp_path / "report.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and b"IEND" in png[-12:]
+    inline = re.search(r'src="data:image/png;base64,([^"]+)"', page)
+    assert base64.b64decode(inline.group(1)) == png
+    assert "http://" not in page and "https://" not in page
+
+
+def test_text_from_the_data_is_escaped(model_dir, data_dir, tmp_path):
+    out = tmp_path / "hostile.html"
+    assert _explain(model_dir, data_dir, HOSTILE, out) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<script" not in page and "<b>1</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "p&lt;b&gt;1&lt;/b&gt;" in page
+    assert "late:after_cutoff" not in page and "secret" not in page
+    report = _Report(page)
+    codes = [cells[1] for cells, _, _ in report.events]
+    assert codes == ["lab:lactate", HOSTILE_CODE, "rx:heparin"]
+    # The note's words, shaded one by one, spell the note (case kept).
+    words = [text for text, _ in report.words]
+    assert "Hypotensive" in words and "<" in words and "script" in words
+    assert "".join(words) == HOSTILE_NOTE.replace(" ", "")
+    assert max(_alpha(style) for _, style in report.words) == 1.0
+
+
+def test_unknown_patient_exits_with_code_2(
+    model_dir, data_dir, tmp_path, capsys
+):
+    out = tmp_path / "report.html"
+    assert _explain(model_dir, data_dir, "nobody", out) == 2
+    err = capsys.readouterr().err
+    assert "'nobody'" in err and str(data_dir) in err
+    assert not out.exists()
+
+
+def test_a_folder_without_a_model_exits_with_code_2(data_dir, tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert _explain(tmp_path, data_dir, "p00001", out) == 2
+    assert "holds no trained risk model" in capsys.readouterr().err
+
+
+def test_note_segments_join_back_and_drop_unread_tokens(risk_model):
+    tokenizer = risk_model.note_tokenizer
+    note = "Patient  HYPOTENSIVE,\nqwertyuiop zz."
+    count = int(tokenizer.tokenize([note]).row_lengths()[0])
+    weights = np.linspace(1.0, 2.0, count).astype("float32")
+    segments = note_segments(tokenizer, note, weights)
+    assert "".join(text for text, _ in segments) == note
+    spelled = [text for text, weight in segments if weight is not None]
+    assert spelled[:3] == ["Patient", "HYPOTENSIVE", ","]
+    total = sum(weight for _, weight in segments if weight is not None)
+    assert total == pytest.approx(float(weights.sum()), rel=1e-6)
+    # Only the last 2 tokens read: the first words get no weight, and the
+    # last ones share exactly those 2 tokens' weights.
+    short = note_segments(tokenizer, note, weights[-2:])
+    assert short[0] == ("Patient", None)
+    read = [weight for _, weight in short if weight is not None]
+    assert sum(read) == pytest.approx(float(weights[-2:].sum()), rel=1e-6)
+
+
+def test_predicted_note_words_are_distinct(risk_model):
+    """A word that occurs several times is listed once (weights summed)."""
+    records = make_synthetic_patients(6, seed=7).records
+    output = risk_model.predict(records, top_k=50)
+    for i, words in enumerate(output["note_words"]):
+        names = [word for word, _ in words]
+        assert len(names) == len(set(names))
+        total = sum(weight for _, weight in words)
+        attention = output["note_attention"][i]
+        if len(names) < 50:  # every word listed: all the weight is there
+            assert total == pytest.approx(float(attention.sum()), abs=1e-5)
+    assert any(records.notes[i].split().count("patient") > 1 for i in range(6))

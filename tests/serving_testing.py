@@ -1,0 +1,170 @@
+"""Tiny trained bundles of the four applications, and example inputs.
+
+`tiny_bundle(application)` trains one small model per application for a
+single epoch on a few generated examples (cached for the test session), so
+the export-metadata and REST-adapter tests share them.
+`columnar_inputs(application)` gives two examples in TF Serving's columnar
+JSON layout (`{"inputs": ...}`), `row_instances` the same in the row layout
+(`{"instances": [...]}`), and `signature_inputs` the tensors a signature is
+called with directly.
+"""
+
+import base64
+import functools
+import math
+
+import numpy as np
+import tensorflow as tf
+
+APPLICATIONS = ("translation", "entailment", "captioning", "ehr")
+
+
+@functools.cache
+def tiny_bundle(application):
+    """A trained `Translator`, `EntailmentClassifier`, `Captioner` or
+    `RiskModel` with tiny sizes (one epoch)."""
+    if application == "translation":
+        from applications.translation import data
+        from applications.translation.config import TranslationConfig
+        from applications.translation.translator import Translator
+
+        bundle = Translator(
+            TranslationConfig(
+                embedding_dim=16,
+                units=24,
+                source_vocabulary_size=200,
+                target_vocabulary_size=200,
+                max_length=12,
+                batch_size=32,
+                epochs=1,
+            )
+        )
+        bundle.fit(data.make_synthetic_pairs(256, seed=0).pairs, verbose=0)
+    elif application == "entailment":
+        from applications.entailment import data
+        from applications.entailment.classifier import EntailmentClassifier
+        from applications.entailment.config import EntailmentConfig
+
+        bundle = EntailmentClassifier(
+            EntailmentConfig(
+                embedding_dim=12,
+                hidden_units=10,
+                vocabulary_size=300,
+                max_length=16,
+                batch_size=32,
+                epochs=1,
+            )
+        )
+        examples = data.make_synthetic_entailment(320, seed=0).examples
+        bundle.fit(examples, verbose=0)
+    elif application == "captioning":
+        from applications.captioning.captioner import Captioner
+        from applications.captioning.config import CaptioningConfig
+        from applications.captioning.shapes import make_synthetic_shapes
+
+        bundle = Captioner(
+            CaptioningConfig(
+                image_size=32,
+                embedding_dim=8,
+                units=16,
+                vocabulary_size=100,
+                max_length=9,
+                batch_size=16,
+                epochs=1,
+            )
+        )
+        shapes = make_synthetic_shapes(40, image_size=32, seed=0)
+        bundle.fit(shapes.images, shapes.captions, verbose=0)
+    elif application == "ehr":
+        from applications.ehr.config import EHRConfig
+        from applications.ehr.risk_model import RiskModel
+        from applications.ehr.synthetic import make_synthetic_patients
+
+        bundle = RiskModel(
+            EHRConfig(
+                embedding_dim=8,
+                units=8,
+                encoder="multihead",
+                num_heads=2,
+                max_events=12,
+                max_note_tokens=10,
+                note_vocabulary_size=200,
+                note_min_count=1,
+                batch_size=16,
+                epochs=1,
+            )
+        )
+        records = make_synthetic_patients(40, seed=5).records
+        bundle.fit(records, verbose=0)
+    else:
+        raise ValueError(f"Unknown application: {application!r}")
+    return bundle
+
+
+def png_b64(seed):
+    """A generated 32 px shapes image as base64 PNG text."""
+    from applications.captioning.shapes import make_synthetic_shapes
+
+    image = make_synthetic_shapes(1, image_size=32, seed=seed).images[0]
+    png = tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
+    return base64.b64encode(png).decode("ascii")
+
+
+def columnar_inputs(application):
+    """Two examples as TF Serving's columnar JSON `inputs` object."""
+    if application == "translation":
+        from applications.translation import data
+
+        pairs = data.make_synthetic_pairs(2, seed=7).pairs
+        return {"text": [source for source, _ in pairs]}
+    if application == "entailment":
+        from applications.entailment import data
+
+        examples = data.make_synthetic_entailment(2, seed=7).examples
+        return {
+            "premise": list(examples.premises),
+            "hypothesis": list(examples.hypotheses),
+        }
+    if application == "captioning":
+        return {"image": [{"b64": png_b64(7)}, {"b64": png_b64(8)}]}
+    if application == "ehr":
+        # Padding (""), an unknown code and a missing value (NaN).
+        return {
+            "codes": [
+                ["lab:lactate", "rx:heparin", "never:seen"],
+                ["lab:glucose", "", ""],
+            ],
+            "values": [[4.1, math.nan, 1.0], [7.5, 0.0, 0.0]],
+            "times": [[2.0, 5.5, 6.0], [1.0, 0.0, 0.0]],
+            "prediction_time": [24.0, 12.0],
+            "note": ["hypotensive overnight, started pressors", ""],
+        }
+    raise ValueError(f"Unknown application: {application!r}")
+
+
+def row_instances(columns):
+    """The row layout (`instances`) of a columnar `inputs` object."""
+    size = len(next(iter(columns.values())))
+    return [{name: columns[name][i] for name in columns} for i in range(size)]
+
+
+def signature_inputs(signature, columns):
+    """The tensors of a columnar `inputs` object, for `signature(**...)`."""
+    specs = signature.structured_input_signature[1]
+    return {
+        name: tf.constant(
+            _decode_b64(columns[name])
+            if specs[name].dtype == tf.string
+            else np.asarray(columns[name], specs[name].dtype.as_numpy_dtype),
+            specs[name].dtype,
+        )
+        for name in specs
+    }
+
+
+def _decode_b64(value):
+    if isinstance(value, list):
+        return [_decode_b64(item) for item in value]
+    if isinstance(value, dict):
+        return base64.b64decode(value["b64"])
+    return value.encode("utf-8")
