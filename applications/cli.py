@@ -1,6 +1,7 @@
 """The `attention-zoo` command.
 
-    attention-zoo                             # the default job (a demo)
+    attention-zoo                             # the default job: the demo
+    attention-zoo demo [--out DIR] [--only APP ...] [--quick]
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
     attention-zoo train translation [--data FILE] [--epochs N] ...
     attention-zoo translate DIR "text" ...
@@ -9,9 +10,12 @@
     attention-zoo train captioning [--data DIR] [--epochs N] ...
     attention-zoo caption DIR image.jpg [image2.png ...] [--plot out.png]
     attention-zoo train ehr [--data DIR] [--format long|mimic] [--epochs N] ...
+    attention-zoo explain DIR --patient ID [--data DIR] [--out report.html]
 
 Each job's own flags follow its name; `attention-zoo train APP --help`
-lists them.
+lists them. `attention-zoo demo` (the default job) trains every
+application briefly on its generated data, exports it, serves the export
+from a fresh process and prints a summary table (`applications.demo.run`).
 """
 
 import argparse
@@ -24,6 +28,7 @@ import sys
 DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
+FULL_DEMO = "applications.demo.run"  # `demo` without one of DEMOS' names
 TRAINERS = {
     "captioning": "applications.captioning.train",
     "ehr": "applications.ehr.train",
@@ -32,10 +37,14 @@ TRAINERS = {
 }
 COMMANDS = {
     "caption": "applications.captioning.serve",
+    "explain": "applications.ehr.explain",
     "predict": "applications.entailment.predict",
     "translate": "applications.translation.serve",
 }
-DEFAULT_JOB = ["demo", "kernel-regression"]
+COMMAND_HELP = {
+    "explain": "explain one patient's risk from a `train ehr` run folder",
+}
+DEFAULT_JOB = ["demo"]
 
 
 def _parser():
@@ -52,11 +61,19 @@ def _parser():
     )
     commands = parser.add_subparsers(dest="command")
     for command, choices, help_text in [
-        ("demo", DEMOS, "run a self-contained demo"),
+        ("demo", DEMOS, "train, export and serve every application"),
         ("train", TRAINERS, "train, evaluate and export an application"),
     ]:
         sub = commands.add_parser(command, help=help_text, add_help=False)
-        sub.add_argument("name", choices=sorted(choices))
+        if command == "demo":
+            sub.add_argument(
+                "name",
+                nargs="?",
+                choices=sorted(choices),
+                help="one demo alone (default: the full demo)",
+            )
+        else:
+            sub.add_argument("name", choices=sorted(choices))
         sub.add_argument(
             "args",
             nargs=argparse.REMAINDER,
@@ -64,7 +81,9 @@ def _parser():
         )
     for command in COMMANDS:
         sub = commands.add_parser(
-            command, help="run an exported model", add_help=False
+            command,
+            help=COMMAND_HELP.get(command, "run an exported model"),
+            add_help=False,
         )
         sub.add_argument("args", nargs=argparse.REMAINDER)
     return parser
@@ -72,12 +91,17 @@ def _parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in COMMANDS:
+    argv = argv or DEFAULT_JOB
+    if argv[0] in COMMANDS:
         # Handed over untouched: argparse's REMAINDER would reject a leading
         # flag such as `caption --help`.
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
-    args = _parser().parse_args(argv or DEFAULT_JOB)
+    if argv[0] == "demo" and (len(argv) == 1 or argv[1] not in DEMOS):
+        # The full demo, with its own flags (`demo --only ehr`).
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        return importlib.import_module(FULL_DEMO).main(argv[1:])
+    args = _parser().parse_args(argv)
     if args.version:
         from attention_zoo import __version__
 

@@ -29,8 +29,12 @@ class CaptioningConfig(AppConfig):
     epochs: int = 10
     learning_rate: float = 1e-3
     seed: int = 0
+    # A Keras dtype policy: "float32", "mixed_bfloat16" or "mixed_float16"
+    # (`applications.common.precision`; configs saved without it: float32).
+    precision: str = "float32"
 
     def __post_init__(self):
+        self.check_precision()
         self.check_positive_ints(
             (
                 "image_size",

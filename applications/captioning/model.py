@@ -213,7 +213,8 @@ def build_captioner(
         name="decoder",
     )
     logits, _ = decoder(features, caption_in)
-    logits = CaptionMask(name="logits")([logits, caption_in])
+    # float32 under mixed precision too: the loss and the export see it.
+    logits = CaptionMask(dtype="float32", name="logits")([logits, caption_in])
     return keras.Model(
         {"image": images, "caption_in": caption_in}, logits, name=name
     )

@@ -34,6 +34,7 @@ from applications.captioning import data
 from applications.captioning.config import CaptioningConfig
 from applications.common import distribute
 from applications.common import exporting
+from applications.common import precision
 from applications.common.training import has_backup
 
 # A model that learns the generated shapes in about two minutes on 2
@@ -133,6 +134,7 @@ def _parser():
         "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
     )
     distribute.add_strategy_argument(parser)
+    precision.add_precision_argument(parser)
     parser.add_argument("--learning-rate", type=float)
     parser.add_argument(
         "--beam-size",
@@ -175,6 +177,7 @@ def _config(args, synthetic):
         "epochs",
         "batch_size",
         "learning_rate",
+        "precision",
     ):
         if getattr(args, field) is not None:
             values[field] = getattr(args, field)
@@ -423,6 +426,7 @@ def main(argv=None):
     else:
         captioner = Captioner(_config(args, synthetic), strategy=strategy)
     config = captioner.config
+    precision.use_run_precision(config, args.precision)
     if synthetic:
         train, validation, test = synthetic_splits(args, config.image_size)
     else:

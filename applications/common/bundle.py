@@ -8,13 +8,16 @@ can go on).
 A bundle may hold a `tf.distribute.Strategy` (`strategy`, None for the
 default): the model is then built, compiled and restored under its scope,
 and its datasets batch `global_batch_size` examples, the config's
-`batch_size` per replica (see `applications.common.distribute`).
+`batch_size` per replica (see `applications.common.distribute`). The
+model is built under the config's dtype policy, `precision` (see
+`applications.common.precision`).
 """
 
 import os
 import shutil
 
 from applications.common import distribute
+from applications.common import precision
 from applications.common import training
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
@@ -70,7 +73,8 @@ class SavedBundle:
     def ensure_model(self):
         """Builds and compiles the model unless it has an optimizer, under
         the strategy's scope (a model given to the constructor must have
-        been built under it)."""
+        been built under it) and the config's dtype policy (`precision`),
+        whatever the global one."""
         model = self.model
         if (
             self.strategy is not None
@@ -83,7 +87,8 @@ class SavedBundle:
             )
         if model is None or model.optimizer is None:
             with distribute.scope(self.strategy):
-                self.build()
+                with precision.policy_scope(self.config.precision):
+                    self.build()
         return self.model
 
     def fit_datasets(

@@ -2,17 +2,20 @@
 shares.
 
 An application's config is a frozen dataclass that subclasses `AppConfig`;
-it lists its fields and calls `check_positive_ints` (and its own checks)
-from `__post_init__`.
+it lists its fields and calls `check_positive_ints`, `check_precision`
+(and its own checks) from `__post_init__`.
 """
 
 import dataclasses
 import json
 
+from applications.common import precision
+
 
 class AppConfig:
     """Mixin for frozen dataclass configs: `replace`, `to_json`,
-    `from_json` (unknown keys rejected) and integer checks."""
+    `from_json` (unknown keys rejected; missing ones take their default,
+    so configs saved before a field existed still load) and checks."""
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -41,3 +44,7 @@ class AppConfig:
                 raise ValueError(
                     f"`{name}` must be positive. Received: {name}={value!r}"
                 )
+
+    def check_precision(self):
+        """`precision` is a policy of `applications.common.precision`."""
+        precision.check_precision(self.precision)

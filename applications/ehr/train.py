@@ -20,6 +20,7 @@ import sys
 
 from applications.common import distribute
 from applications.common import exporting
+from applications.common import precision
 from applications.common.training import has_backup
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
@@ -68,6 +69,7 @@ def _parser():
         "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
     )
     distribute.add_strategy_argument(parser)
+    precision.add_precision_argument(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--units", type=int)
     parser.add_argument("--max-events", type=int)
@@ -103,6 +105,7 @@ def _config(args, synthetic):
         "units",
         "max_events",
         "learning_rate",
+        "precision",
     ):
         if getattr(args, field) is not None:
             values[field] = getattr(args, field)
@@ -218,6 +221,7 @@ def main(argv=None):
             print("The training records have no notes: events only.")
             config = config.replace(use_notes=False)
         risk_model = RiskModel(config, strategy=strategy)
+    precision.use_run_precision(risk_model.config, args.precision)
     risk_model.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports

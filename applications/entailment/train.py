@@ -18,6 +18,7 @@ import os
 
 from applications.common import distribute
 from applications.common import exporting
+from applications.common import precision
 from applications.common.training import has_backup
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
@@ -82,6 +83,7 @@ def _parser():
         "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
     )
     distribute.add_strategy_argument(parser)
+    precision.add_precision_argument(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--hidden-units", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -120,6 +122,7 @@ def _config(args, synthetic):
         "max_length",
         "dropout",
         "learning_rate",
+        "precision",
     ):
         if getattr(args, field) is not None:
             values[field] = getattr(args, field)
@@ -209,6 +212,7 @@ def main(argv=None):
         )
         if args.word_vectors:
             print(classifier.use_word_vectors(args.word_vectors, train))
+    precision.use_run_precision(classifier.config, args.precision)
     classifier.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports

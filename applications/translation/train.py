@@ -15,6 +15,7 @@ import os
 
 from applications.common import distribute
 from applications.common import exporting
+from applications.common import precision
 from applications.common.training import has_backup
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -61,6 +62,7 @@ def _parser():
         "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
     )
     distribute.add_strategy_argument(parser)
+    precision.add_precision_argument(parser)
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -104,6 +106,7 @@ def _config(args, synthetic):
         ("embedding_dim", "embedding_dim"),
         ("max_length", "max_length"),
         ("learning_rate", "learning_rate"),
+        ("precision", "precision"),
     ]:
         if getattr(args, flag) is not None:
             values[field] = getattr(args, flag)
@@ -160,6 +163,7 @@ def main(argv=None):
         translator = Translator(
             _config(args, synthetic is not None), strategy=strategy
         )
+    precision.use_run_precision(translator.config, args.precision)
     translator.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports
