@@ -113,20 +113,12 @@ def tiny_run(app, strategy, batch_size=BATCH):
             lambda bundle: bundle.caption(shapes.images[:2], beam_size=2),
         )
     if app == "ehr":
-        from applications.ehr.config import EHRConfig
         from applications.ehr.risk_model import RiskModel
         from applications.ehr.synthetic import make_synthetic_patients
+        from tests.tiny_configs import TINY_EHR
 
         records = make_synthetic_patients(examples, seed=3).records
-        config = EHRConfig(
-            embedding_dim=8,
-            units=8,
-            encoder="multihead",
-            num_heads=2,
-            note_vocabulary_size=200,
-            note_min_count=1,
-            dropout=0.0,
-        )
+        config = TINY_EHR.replace(dropout=0.0)
         bundle = RiskModel(_per_replica(config, batch_size), strategy=strategy)
         return (
             bundle,

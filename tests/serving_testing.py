@@ -76,24 +76,11 @@ def tiny_bundle(application):
         shapes = make_synthetic_shapes(40, image_size=32, seed=0)
         bundle.fit(shapes.images, shapes.captions, verbose=0)
     elif application == "ehr":
-        from applications.ehr.config import EHRConfig
         from applications.ehr.risk_model import RiskModel
         from applications.ehr.synthetic import make_synthetic_patients
+        from tests.tiny_configs import TINY_EHR
 
-        bundle = RiskModel(
-            EHRConfig(
-                embedding_dim=8,
-                units=8,
-                encoder="multihead",
-                num_heads=2,
-                max_events=12,
-                max_note_tokens=10,
-                note_vocabulary_size=200,
-                note_min_count=1,
-                batch_size=16,
-                epochs=1,
-            )
-        )
+        bundle = RiskModel(TINY_EHR.replace(max_events=12, max_note_tokens=10))
         records = make_synthetic_patients(40, seed=5).records
         bundle.fit(records, verbose=0)
     else:

@@ -24,6 +24,7 @@ from applications.translation.config import TranslationConfig
 from applications.translation.translator import Translator
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
+from tests.tiny_configs import TINY_EHR
 
 BF16 = "mixed_bfloat16"
 EPOCHS = 4
@@ -128,18 +129,7 @@ def _captioning():
 
 def _ehr():
     records = make_synthetic_patients(64, seed=3).records
-    config = EHRConfig(
-        embedding_dim=8,
-        units=8,
-        encoder="multihead",
-        num_heads=2,
-        note_vocabulary_size=200,
-        note_min_count=1,
-        batch_size=16,
-        learning_rate=3e-3,
-        dropout=0.0,
-        precision=BF16,
-    )
+    config = TINY_EHR.replace(learning_rate=3e-3, dropout=0.0, precision=BF16)
     risk_model = RiskModel(config)
     history = risk_model.fit(records, epochs=EPOCHS, verbose=0)
 

@@ -12,23 +12,14 @@ import numpy as np
 import pytest
 
 from applications import cli
-from applications.ehr.config import EHRConfig
 from applications.ehr.data import load_long_format
 from applications.ehr.explain import note_segments
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
+from tests.tiny_configs import TINY_EHR
 
-TINY = EHRConfig(
-    embedding_dim=8,
-    units=8,
-    encoder="multihead",
-    num_heads=2,
-    note_vocabulary_size=200,
-    note_min_count=1,
-    batch_size=16,
-    epochs=2,
-)
+TINY = TINY_EHR.replace(epochs=2)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOSTILE = "p<b>1</b>"  # a patient whose id, codes and note hold markup
 HOSTILE_CODE = "<script>alert(1)</script>"

@@ -9,23 +9,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.ehr.config import EHRConfig
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from tests import export_testing
+from tests.tiny_configs import TINY_EHR
 
-TINY = EHRConfig(
-    embedding_dim=8,
-    units=8,
-    encoder="multihead",
-    num_heads=2,
-    max_events=12,
-    max_note_tokens=10,
-    note_vocabulary_size=200,
-    note_min_count=1,
-    batch_size=16,
-    epochs=1,
-)
+TINY = TINY_EHR.replace(max_events=12, max_note_tokens=10)
 
 
 @pytest.fixture(scope="module")

@@ -20,17 +20,9 @@ from applications.ehr.risk_model import calibration_bins
 from applications.ehr.synthetic import RISK_CODES
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
+from tests.tiny_configs import TINY_EHR
 
-TINY = EHRConfig(
-    embedding_dim=8,
-    units=8,
-    encoder="multihead",
-    num_heads=2,
-    note_vocabulary_size=200,
-    note_min_count=1,
-    batch_size=16,
-    epochs=1,
-)
+TINY = TINY_EHR
 
 
 @pytest.fixture(scope="module")
