@@ -6,11 +6,13 @@
   for a path (the CLI's `--data`). Both return a `CaptionedImages`: one
   entry per image present in the image folder, with all its reference
   captions. Images the annotations name but the folder lacks are skipped
-  and counted in `CaptionedImages.missing`. Errors name the file and the
-  line (`path:line: ...`) or the JSON entry (`path: images[3]: ...`);
-  `.gz` files are decompressed. Every image name goes through
-  `safe_image_path`, so an annotation file cannot point outside its image
-  folder.
+  and counted in `CaptionedImages.missing` (a missing folder is an
+  error). Errors name the file and the line (`path:line: ...`) or the JSON
+  entry (`path: images[3]: ...`); `.gz` files are decompressed. Every
+  image name goes through `safe_image_path`, so an annotation file cannot
+  point outside its image folder: a `../` or absolute name is an error,
+  not a skip. Duplicate ids (a COCO image id, a Flickr8k `image#n` key)
+  are errors too.
 - `decode_image_bytes` turns encoded JPEG / PNG bytes into a float32
   `(S, S, 3)` tensor in `[0, 1]` with TensorFlow ops only (the same code
   runs inside exported SavedModels); `read_image` does it for a file,
@@ -25,6 +27,7 @@ import dataclasses
 import gzip
 import json
 import os
+import zlib
 
 import numpy as np
 import tensorflow as tf
@@ -179,19 +182,29 @@ def _collect(entries, max_images):
 
 
 def _read_json(path):
-    """The parsed JSON of `path` (`.gz` allowed), errors naming the file."""
+    """The parsed JSON of `path` (`.gz` allowed; UTF-8, a byte-order mark
+    allowed), errors naming the file and, where there is one, the line."""
     opener = gzip.open if path.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return json.load(f)
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise ValueError(f"{path}: cannot read the file: {error}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line_number = raw.count(b"\n", 0, error.start) + 1
+        raise line_error(
+            path, line_number, f"cannot decode as UTF-8: {error}"
+        ) from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise line_error(
             path,
             error.lineno,
             f"invalid JSON: {error.msg} (column {error.colno})",
         ) from None
-    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: cannot read the file: {error}") from None
 
 
 def _entry(path, records, key, index, fields):
@@ -246,11 +259,13 @@ def load_coco_captions(annotations_path, image_dir, max_images=None):
         A `CaptionedImages`.
 
     Raises:
-        ValueError: `path:line: invalid JSON ...`; `path: images[i]: ...` or
-            `path: annotations[j]: ...` naming the entry for a missing key,
-            a wrong type, an empty caption, a duplicate image id, an
-            `image_id` with no image, or an unsafe `file_name` (see
-            `safe_image_path`).
+        ValueError: `path:line: ...` for invalid JSON or bytes that are
+            not UTF-8; `path: images[i]: ...` or `path: annotations[j]:
+            ...` naming the entry for a missing key, a wrong type, an empty
+            caption, a duplicate image id, an `image_id` with no image, or
+            an unsafe `file_name` (`../`, absolute, a link out of the
+            folder: see `safe_image_path`).
+        FileNotFoundError: for a missing annotation file or image folder.
 
     Example:
 
@@ -263,6 +278,7 @@ def load_coco_captions(annotations_path, image_dir, max_images=None):
     """
     _check_max_images(max_images)
     path = os.fspath(annotations_path)
+    _check_image_dir(image_dir, path)
     document = _read_json(path)
     for key in ("images", "annotations"):
         if not isinstance(document, dict) or key not in document:
@@ -303,10 +319,22 @@ def load_coco_captions(annotations_path, image_dir, max_images=None):
     return _collect(entries, max_images)
 
 
+def _check_image_dir(image_dir, annotations_path):
+    """A `FileNotFoundError` naming `image_dir` unless it is a folder
+    (else every image would be counted missing, silently)."""
+    if not os.path.isdir(image_dir):
+        raise FileNotFoundError(
+            f"The image folder {os.fspath(image_dir)} of "
+            f"{os.fspath(annotations_path)} is not a folder (or is missing)."
+        )
+
+
 def _read_flickr8k_tokens(token_path, image_dir):
     """`{name: (full_path, captions)}` in first-seen order from the lines
     `name#n<TAB>caption` of a Flickr8k token file."""
+    _check_image_dir(image_dir, token_path)
     images = {}
+    seen = {}  # key `name#n` -> its first line
     for line_number, text in iter_lines(token_path):
         key, tab, caption = text.partition("\t")
         if not tab:
@@ -326,6 +354,14 @@ def _read_flickr8k_tokens(token_path, image_dir):
             )
         if not caption.strip():
             raise line_error(token_path, line_number, "empty caption")
+        key = f"{name}#{number}"
+        if key in seen:
+            raise line_error(
+                token_path,
+                line_number,
+                f"duplicate key {key!r} (first on line {seen[key]})",
+            )
+        seen[key] = line_number
         if name not in images:
             full_path = safe_image_path(
                 image_dir, name, token_path, line_number
@@ -365,7 +401,10 @@ def load_flickr8k(token_path, image_dir, split_path=None, max_images=None):
 
     Raises:
         ValueError: `path:line: ...` for a line without a tab, a key
-            without `#<n>`, an empty caption or an unsafe image name.
+            without `#<n>`, a key seen before (`a.jpg#0` twice), an empty
+            caption, an unsafe image name (`../`, absolute, a link out of
+            the folder: see `safe_image_path`) or an undecodable line.
+        FileNotFoundError: for a missing token file or image folder.
 
     Example:
 

@@ -15,7 +15,8 @@ class CaptioningServingModule(tf.Module):
     W)` (one heatmap per generated token, zeros after END) and `tokens`
     tf.string `(B, max_length)` (the generated WordPiece tokens, `[END]`
     included, empty strings after it: the words the heatmaps belong to).
-    The decoder is XLA-compiled when `jit_compile`.
+    Undecodable bytes fail the call naming `image` (see `_pixels`). The
+    decoder is XLA-compiled when `jit_compile`.
     """
 
     def __init__(
@@ -34,13 +35,7 @@ class CaptioningServingModule(tf.Module):
         input_signature=[tf.TensorSpec([None], tf.string, name="image")]
     )
     def serve(self, image):
-        size = self._size
-        pixels = tf.map_fn(
-            lambda data: decode_image_bytes(data, size),
-            image,
-            fn_output_signature=tf.TensorSpec([size, size, 3], tf.float32),
-        )
-        result = self._decode(pixels)
+        result = self._decode(self._pixels(image))
         ids = result["tokens"]  # (B, max_length)
         steps = tf.range(tf.shape(ids)[1])[tf.newaxis, :]
         generated = steps < result["lengths"][:, tf.newaxis]
@@ -49,6 +44,48 @@ class CaptioningServingModule(tf.Module):
             "attention": tf.cast(result["attention"], tf.float32),
             "tokens": tf.where(generated, tf.gather(self._vocabulary, ids), ""),
         }
+
+    def _pixels(self, image):
+        """Encoded images `(B,)` -> float32 `(B, S, S, 3)`, or an
+        `InvalidArgumentError` naming `image` and the batch positions of
+        every entry that does not decode (empty, truncated, corrupt or not
+        an image).
+
+        A `tf.data` pipeline, so that a failed decode is skipped
+        (`ignore_errors`) rather than ending the call with the decoder's
+        own message; the positions that went missing are then reported.
+        """
+        size = self._size
+        count = tf.shape(image)[0]
+        decoded = (
+            tf.data.Dataset.from_tensor_slices((tf.range(count), image))
+            .map(lambda i, data: (i, decode_image_bytes(data, size)))
+            .ignore_errors()
+            .batch(tf.cast(tf.maximum(count, 1), tf.int64))
+        )
+        # No element when nothing decoded (or B = 0): empty tensors then.
+        nothing = tf.data.Dataset.from_tensors(
+            (tf.zeros([0], tf.int32), tf.zeros([0, size, size, 3]))
+        )
+        positions, pixels = (
+            decoded.concatenate(nothing).take(1).get_single_element()
+        )
+        found = tf.scatter_nd(
+            positions[:, None], tf.ones_like(positions), count[None]
+        )  # (B,): 1 where decoded
+        failed = tf.where(found == 0)[:, 0]
+        check = tf.debugging.Assert(
+            tf.size(failed) == 0,
+            [
+                "`image`: the entries at these batch positions are not a "
+                "decodable JPEG, PNG, GIF, BMP or WebP image (empty, "
+                "truncated or corrupt bytes):",
+                failed,
+            ],
+            summarize=16,
+        )
+        with tf.control_dependencies([check]):
+            return tf.identity(pixels)
 
 
 def export_captioning(
@@ -72,8 +109,10 @@ def export_captioning(
     compiled with XLA when `jit_compile` (`None`: when a GPU is visible).
     Loading needs TensorFlow and TensorFlow Text's ops (for the
     detokenizer's vocabulary lookups only core ops are used, but the
-    tokenizer module is saved along). Corrupt bytes give an
-    `InvalidArgumentError` from the image decoder. The folder appears
+    tokenizer module is saved along). Bytes that do not decode (empty,
+    truncated, corrupt, not an image) give an `InvalidArgumentError`
+    naming `image` and their batch positions; an empty batch gives empty
+    outputs. The folder appears
     only once complete, with the config, the vocabulary and
     `metadata.json` (with `metrics` and `data_fingerprint`, see
     `applications.common.exporting.save_export`).

@@ -2,14 +2,28 @@
 
 Every error raised while reading is a `ValueError` whose message starts with
 `path:line:` (1-based), the form editors and terminals turn into links.
-Files whose name ends in `.gz` are decompressed on the fly. Lines are decoded
-one by one, so the encoding must keep `\\n` a single byte (UTF-8, Latin-1,
-ASCII); a UTF-8 byte-order mark on the first line is dropped.
+Files whose name ends in `.gz` are decompressed on the fly (a file that is
+not gzip, or ends early, is such an error too). Lines are decoded one by one,
+so the encoding must keep `\\n` a single byte (UTF-8, Latin-1, ASCII;
+others are refused up front); a UTF-8 byte-order mark on the first line is
+dropped, and a UTF-16 or UTF-32 one is named in the error. A missing file is
+Python's `FileNotFoundError`, which names it.
 """
 
+import codecs
 import gzip
 import json
 import os
+import zlib
+
+# Byte-order marks of encodings whose newline is not the byte `\n` (the
+# UTF-32 ones first: UTF-32-LE's starts with UTF-16-LE's).
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
 
 
 def line_error(path, line_number, message):
@@ -22,26 +36,70 @@ def iter_lines(path, encoding="utf-8", skip_blank=True):
 
     Args:
         path: str or path-like; `.gz` files are decompressed.
-        encoding: str, the text encoding. Defaults to `"utf-8"`.
+        encoding: str, the text encoding; its newline must be the one byte
+            `\\n` (not UTF-16 or UTF-32). Defaults to `"utf-8"`.
         skip_blank: bool, skip lines that are empty or only whitespace.
             Defaults to `True`.
+
+    Raises:
+        ValueError: `path:line: ...` for a line that does not decode or a
+            gzip file that is corrupt or cut short; for an `encoding`
+            whose newline is not one byte.
+        FileNotFoundError: for a missing file.
     """
+    try:
+        wide = "\n".encode(encoding) != b"\n"
+    except LookupError:
+        wide = True
+    if wide:
+        raise ValueError(
+            "`encoding` must be known to Python and write a newline as the "
+            "one byte '\\n' (UTF-8, Latin-1, ASCII; re-save UTF-16 or UTF-32 "
+            f"files as UTF-8). Received: encoding={encoding!r}"
+        )
     path = os.fspath(path)
-    opener = gzip.open if path.endswith(".gz") else open
+    gzipped = path.endswith(".gz")
+    opener = gzip.open if gzipped else open
+    line_number = 0
     with opener(path, "rb") as f:
-        for line_number, raw in enumerate(f, 1):
+        lines = enumerate(f, 1)
+        while True:
             try:
-                text = raw.decode(encoding)
-            except UnicodeDecodeError as error:
+                line_number, raw = next(lines)
+            except StopIteration:
+                return
+            except (OSError, EOFError, zlib.error) as error:
+                kind = "the gzip file" if gzipped else "the file"
                 raise line_error(
-                    path, line_number, f"cannot decode as {encoding}: {error}"
+                    path, line_number + 1, f"cannot read {kind}: {error}"
                 ) from None
-            text = text.rstrip("\r\n")
-            if line_number == 1:
-                text = text.lstrip("\ufeff")
-            if skip_blank and not text.strip():
-                continue
-            yield line_number, text
+            yield from _decoded(path, line_number, raw, encoding, skip_blank)
+
+
+def _decoded(path, line_number, raw, encoding, skip_blank):
+    """Yields `(line_number, text)` of one raw line, unless skipped."""
+    if line_number == 1:
+        for bom, name in _WIDE_BOMS:
+            if raw.startswith(bom):
+                # Even Latin-1 would decode it, into every other char NUL.
+                raise line_error(
+                    path,
+                    1,
+                    f"cannot decode as {encoding}: the file starts with a "
+                    f"{name} byte-order mark (re-save it as UTF-8)",
+                )
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise line_error(
+            path, line_number, f"cannot decode as {encoding}: {error}"
+        ) from None
+    text = text.rstrip("\r\n")
+    if line_number == 1:
+        text = text.lstrip("\ufeff")
+    if skip_blank and not text.strip():
+        return
+    yield line_number, text
 
 
 def read_tsv(

@@ -11,6 +11,9 @@ and `FastWordpieceTokenizeWithOffsets`).
 
 Pipeline of `tokenize`:
 
+0. Bytes that are not valid UTF-8 become U+FFFD (the replacement
+   character, a symbol and so a word of its own, usually `[UNK]`), so no
+   input makes the later ops fail.
 1. Unicode normalization (`normalization`, NFKC by default) and, if asked,
    accent stripping (NFD, then every combining mark `\\p{Mn}` removed).
 2. Lower-casing (`lowercase`, Unicode-aware).
@@ -104,12 +107,16 @@ def _check_options(normalization, max_length):
 def split_words(
     strings, lowercase=True, normalization="NFKC", strip_accents=False
 ):
-    """Steps 1-3 of the pipeline: `(B,)` strings -> ragged `(B, (words))`.
+    """Steps 0-3 of the pipeline: `(B,)` strings -> ragged `(B, (words))`.
 
     Shared by training and tokenization, so the vocabulary is learned on
     exactly the words the tokenizer will see. TensorFlow Text ops only.
     """
     strings = tf.convert_to_tensor(strings, dtype=tf.string)
+    # Invalid UTF-8 -> U+FFFD; valid text is unchanged.
+    strings = tf.strings.unicode_transcode(
+        strings, "UTF-8", "UTF-8", errors="replace"
+    )
     if normalization is not None:
         strings = tf_text.normalize_utf8(strings, normalization)
     if strip_accents:

@@ -21,7 +21,9 @@ the prediction is made. Later rows are dropped and counted, so no later event
 can change a record. Events and notes of patients absent from `labels.csv`
 are counted and ignored. Malformed rows (wrong column count, a time that is
 not a number, a label other than `0`/`1`, a missing header column, an empty
-patient id or code) raise a `ValueError` starting with `path:line:`.
+patient id or code, a header naming a column twice, a line that is not
+UTF-8, a patient twice in `labels.csv`) raise a `ValueError` starting with
+`path:line:`; a missing events or labels file a `FileNotFoundError`.
 """
 
 import collections
@@ -164,9 +166,10 @@ class PatientRecords:
 def _csv_rows(path, required):
     """Yields `(line_number, dict)` for the data rows of a CSV file.
 
-    Checks the header names every column of `required` and each row has as
-    many fields as the header. Blank lines are skipped; quoted fields may
-    span lines (the line number is then the record's last line).
+    Checks the header names every column of `required` and none of the
+    columns read twice, and each row has as many fields as the header.
+    Blank lines are skipped; quoted fields may span lines (the line number
+    is then the record's last line).
     """
     lines = iter_lines(path, skip_blank=False)
     reader = csv.reader(text + "\n" for _, text in lines)
@@ -177,6 +180,15 @@ def _csv_rows(path, required):
                 continue
             if header is None:
                 header = [name.strip() for name in row]
+                read = (*required, GROUP_COLUMN)
+                twice = [c for c in read if header.count(c) > 1]
+                if twice:
+                    raise line_error(
+                        path,
+                        reader.line_num,
+                        f"the header names the column(s) {twice} more "
+                        f"than once: {header}",
+                    )
                 missing = [c for c in required if c not in header]
                 if missing:
                     raise line_error(

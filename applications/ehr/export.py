@@ -24,6 +24,10 @@ from applications.ehr.model import attention_model
 from applications.ehr.risk_model import LENGTH_MULTIPLE
 from attention_zoo.export import resolve_jit_compile
 
+# The most hours between an event and the prediction time the model sees
+# (about 1,100 years; further apart is read as this far).
+MAX_HOURS = 1e7
+
 
 class RiskServingModule(tf.Module):
     """Code table, scaler, tokenizer and the model in one module (the model
@@ -103,28 +107,9 @@ class RiskServingModule(tf.Module):
     )
     def serve(self, codes, values, times, prediction_time, note):
         batch = tf.shape(codes)[0]
-        same = "`codes`, `values` and `times` must have one shape"
-        checks = [
-            tf.debugging.assert_equal(
-                tf.shape(values), tf.shape(codes), message=same
-            ),
-            tf.debugging.assert_equal(
-                tf.shape(times), tf.shape(codes), message=same
-            ),
-            tf.debugging.assert_equal(
-                tf.stack([tf.size(prediction_time), tf.size(note)]),
-                tf.stack([batch, batch]),
-                message="`prediction_time` and `note` need one entry a patient",
-            ),
-        ]
-        # Everything below reads the inputs through these identities, so
-        # the checks run first and a bad shape is reported by name (not by
-        # whichever op would fail on it first).
-        with tf.control_dependencies(checks):
-            codes, values, times, prediction_time, note = (
-                tf.identity(x)
-                for x in (codes, values, times, prediction_time, note)
-            )
+        codes, values, times, prediction_time, note = self._checked(
+            codes, values, times, prediction_time, note
+        )
         inputs, positions, valid = self._events(
             codes, values, times, prediction_time
         )
@@ -178,6 +163,61 @@ class RiskServingModule(tf.Module):
             "note_attention": note_attention,
         }
 
+    def _checked(self, codes, values, times, prediction_time, note):
+        """The inputs, passed on only once checked, so that bad input is
+        an `InvalidArgumentError` naming it (not whichever op would fail on
+        it first): `codes`, `values` and `times` of one shape, one
+        `prediction_time` and `note` a patient, finite `prediction_time`s,
+        finite `times` for events (padding may hold anything). Codes come
+        back stripped, so a whitespace-only code is padding, as in the
+        loaders."""
+        batch = tf.shape(codes)[0]
+        same = "`codes`, `values` and `times` must have one shape"
+        shapes = [
+            tf.debugging.assert_equal(
+                tf.shape(values), tf.shape(codes), message=same
+            ),
+            tf.debugging.assert_equal(
+                tf.shape(times), tf.shape(codes), message=same
+            ),
+            tf.debugging.assert_equal(
+                tf.stack([tf.size(prediction_time), tf.size(note)]),
+                tf.stack([batch, batch]),
+                message="`prediction_time` and `note` need one entry a patient",
+            ),
+        ]
+        with tf.control_dependencies(shapes):
+            codes = tf.strings.strip(codes)
+            bad_times = tf.where(
+                (codes != "") & ~tf.math.is_finite(times)
+            )  # (K, 2): [patient, event]
+            bad_cutoffs = tf.where(~tf.math.is_finite(prediction_time))
+        numbers = [
+            tf.debugging.Assert(
+                tf.size(bad_cutoffs) == 0,
+                [
+                    "`prediction_time` must be finite (hours since "
+                    "admission); it is not for the patients at",
+                    bad_cutoffs[:, 0],
+                ],
+                summarize=16,
+            ),
+            tf.debugging.Assert(
+                tf.size(bad_times) == 0,
+                [
+                    "`times` must be finite for every event with a code; "
+                    "it is not at [patient, event]",
+                    bad_times,
+                ],
+                summarize=16,
+            ),
+        ]
+        with tf.control_dependencies(numbers):
+            return tuple(
+                tf.identity(x)
+                for x in (codes, values, times, prediction_time, note)
+            )
+
     def _events(self, codes, values, times, prediction_time):
         """The model's event inputs `(B, T)`, `T` a multiple of 16, and
         per column the input position `(B, T)` and whether it holds an
@@ -219,10 +259,13 @@ class RiskServingModule(tf.Module):
         )
         scaled = tf.where(present, scaled * tf.gather(self._known, row), 0.0)
         scaled = tf.clip_by_value(scaled, -self._clip, self._clip)
-        # Hours before the prediction time, as `RiskModel.encode`.
+        # Hours before the prediction time, as `RiskModel.encode`; clipped
+        # so that finite times far apart cannot overflow float32 (to inf,
+        # then NaN in the time features).
         before = tf.cast(prediction_time, "float64")[:, None] - tf.cast(
             times, "float64"
         )
+        before = tf.clip_by_value(before, -MAX_HOURS, MAX_HOURS)
         inputs = {
             "codes": ids,
             "values": tf.cast(scaled, tf.float32),
@@ -253,18 +296,23 @@ def export_risk_model(
     The `serving_default` signature takes, for `B` patients with `N` event
     slots each:
 
-    - `codes` tf.string `[None, None]`: event codes, `""` = padding;
-    - `values` float32 `[None, None]`: NaN where an event has no value;
+    - `codes` tf.string `[None, None]`: event codes, `""` (or only
+      whitespace) = padding; an unknown code reads as the OOV code;
+    - `values` float32 `[None, None]`: NaN (or an infinity) where an event
+      has no value;
     - `times` float32 `[None, None]`: hours since admission (as in the
-      long format);
-    - `prediction_time` float32 `[None]`: hours since admission; events
-      after it are ignored, and the model sees `prediction_time - times`;
+      long format), finite for every event;
+    - `prediction_time` float32 `[None]`: hours since admission, finite;
+      events after it are ignored, and the model sees
+      `prediction_time - times`;
     - `note` tf.string `[None]`: the notes up to the prediction time,
       joined (may be `""`),
 
     and returns `risk` float32 `[None]`, `event_attention` float32 `[None,
     None]` (per input event), `note_tokens` tf.string `[None, None]` and
     `note_attention` float32 `[None, None]` (see `RiskServingModule`).
+    Inputs of different shapes, or a non-finite time, fail the call with
+    an `InvalidArgumentError` naming the input.
     The model is compiled with XLA when `jit_compile` (`None`: when a GPU
     is visible). Loading needs only TensorFlow and TensorFlow Text's ops.
     The folder appears only once complete, with the config, the note

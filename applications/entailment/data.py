@@ -310,11 +310,12 @@ def _header_columns(path, names):
     fields = [field.strip() for field in header.split("\t")]
     columns = []
     for name in names:
-        if name not in fields:
+        if fields.count(name) != 1:
+            problem = "missing column" if name not in fields else "two columns"
             raise line_error(
                 path,
                 line_number,
-                f"missing column {name!r} in the header (columns: {fields})",
+                f"{problem} {name!r} in the header (columns: {fields})",
             )
         columns.append(fields.index(name))
     return columns

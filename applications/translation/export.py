@@ -13,8 +13,10 @@ class TranslationServingModule(tf.Module):
     `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
     `(B,)` and `attention` float32 `(B, target_len, source_len)`, where
     `target_len` is the longest generated translation of the batch (END
-    included) and `source_len` the longest tokenized source. The decoder
-    is XLA-compiled when `jit_compile`.
+    included) and `source_len` the longest tokenized source (at most
+    `max_length`: longer texts are cut). A text without tokens (empty or
+    whitespace) gives `""` and zero attention. The decoder is XLA-compiled
+    when `jit_compile`.
     """
 
     def __init__(
@@ -36,6 +38,8 @@ class TranslationServingModule(tf.Module):
         source_ids = data.encode_sources(
             self.source_tokenizer, text, self._max_length
         )
+        # A text without tokens comes back with length 0 and PAD tokens
+        # (see `Translator.decode_function`): "" and zero attention.
         result = self._decode(source_ids)
         length = tf.reduce_max(
             tf.concat([result["lengths"], tf.zeros([1], tf.int32)], 0)
@@ -60,8 +64,9 @@ def export_translation(
     """Writes `translator` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes `text` (tf.string `[None]`, cut
-    to `max_length` tokens) and returns `translation` (tf.string `[None]`)
-    and `attention` (float32 `[None, target_len, source_len]`);
+    to `max_length` tokens; invalid UTF-8 bytes read as U+FFFD) and
+    returns `translation` (tf.string `[None]`, `""` for a text without
+    tokens) and `attention` (float32 `[None, target_len, source_len]`);
     tokenization and detokenization run inside the graph. The decoding
     loop is compiled with XLA when `jit_compile` (`None`: when a GPU is
     visible). Loading needs only TensorFlow and TensorFlow Text's ops. The

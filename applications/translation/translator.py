@@ -19,6 +19,7 @@ from attention_zoo.decoding import tile_beams
 
 START_ID = 2
 END_ID = 3
+PAD_ID = 0
 
 
 class Translator(SavedBundle):
@@ -187,7 +188,10 @@ class Translator(SavedBundle):
         Before the compiled call the ids are PAD-filled to a bucketed shape
         (`applications.common.buckets`: batch to a power of two, length to
         a multiple of 8), so XLA compiles for a few shapes only; the
-        results are cut back to `(B, ..., Ts)`. Cached per arguments.
+        results are cut back to `(B, ..., Ts)`. A source without tokens
+        (an empty or whitespace-only text) has nothing to translate: its
+        row gets length 0, PAD tokens (so `""`), score 0 and zero
+        attention. Cached per arguments.
         """
         key = (int(beam_size), float(length_penalty), bool(jit_compile))
         if key not in self._decoders:
@@ -234,7 +238,7 @@ class Translator(SavedBundle):
                 result["attention"] = buckets.unpad(
                     result["attention"], batch, length
                 )
-                return result
+                return _blank_empty_sources(result, source_ids)
 
             self._decoders[key] = bucketed
         return self._decoders[key]
@@ -333,3 +337,22 @@ class Translator(SavedBundle):
 
     def describe(self):
         return json.loads(self.config.to_json())
+
+
+def _blank_empty_sources(result, source_ids):
+    """`result` of the search with the rows whose source ids `(B, Ts)` are
+    all PAD emptied: length 0, PAD tokens, score 0, zero attention."""
+    has_tokens = tf.reduce_any(source_ids != PAD_ID, axis=1)  # (B,)
+    blanked = {
+        "tokens": tf.where(has_tokens[:, None], result["tokens"], PAD_ID),
+        "lengths": tf.where(has_tokens, result["lengths"], 0),
+        "scores": tf.where(
+            has_tokens, result["scores"], tf.zeros_like(result["scores"])
+        ),
+        "attention": tf.where(
+            has_tokens[:, None, None],
+            result["attention"],
+            tf.zeros_like(result["attention"]),
+        ),
+    }
+    return {**result, **blanked}
