@@ -253,8 +253,9 @@ def note_segments(tokenizer, note, weights):
 
 def plot_explanation(explanation, path, top_k=5):
     """Writes the PNG: the events over the hours since admission (bars
-    coloured and sized by weight, the `top_k` heaviest labelled) and, with a
-    note, its words' weights in note order. Returns `path`."""
+    coloured and sized by weight, the `top_k` heaviest labelled with their
+    weights unless under 2% of the heaviest) and, with a note, its words'
+    weights in note order. Returns `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -291,10 +292,19 @@ def plot_explanation(explanation, path, top_k=5):
         label="prediction time",
     )
     heaviest = np.argsort(-np.where(read, weights, -1.0), kind="stable")
-    labelled = sorted(heaviest[: min(top_k, read.sum())], key=times.__getitem__)
+    # The `top_k` heaviest, less those too light to see (under 2% of the
+    # heaviest: labels pointing at invisible bars mislead).
+    labelled = sorted(
+        (
+            j
+            for j in heaviest[: min(top_k, read.sum())]
+            if weights[j] >= 0.02 * top
+        ),
+        key=times.__getitem__,
+    )
     for level, j in enumerate(labelled):  # one row each, in time order
         ax.annotate(
-            events[j][1],
+            f"{events[j][1]} ({weights[j]:.2f})",
             (times[j], weights[j]),
             xytext=(times[j], top * (1.1 + 0.13 * level)),
             fontsize=8,
