@@ -232,31 +232,9 @@ def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
         "--run-dir",
         str(tmp_path / "run"),
     ]
-    fit = Captioner.fit
-    seen, first = [], {}
-
-    def interrupted_fit(self, *args, callbacks=(), **kwargs):
-        first["captioner"] = self
-        stop = resume_testing.InterruptAtEpoch(1)
-        return fit(self, *args, callbacks=[*callbacks, stop], **kwargs)
-
-    monkeypatch.setattr(Captioner, "fit", interrupted_fit)
-    with pytest.raises(resume_testing.Interrupt):
-        cli.main(argv)
-    expected = first["captioner"].model.get_weights()
-
-    class Record(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            seen.append(epoch)
-            for a, b in zip(self.model.get_weights(), expected):
-                np.testing.assert_allclose(a, b)
-
-    def recorded_fit(self, *args, callbacks=(), **kwargs):
-        return fit(self, *args, callbacks=[*callbacks, Record()], **kwargs)
-
-    monkeypatch.setattr(Captioner, "fit", recorded_fit)
-    assert cli.main(argv) == 0
-    assert seen == [1]  # only the second epoch ran, from the saved weights
+    resume_testing.check_cli_resumes(
+        monkeypatch, Captioner, argv, tmp_path / "run"
+    )
 
 
 def test_caption_help_lists_its_flags(capsys):
