@@ -35,7 +35,6 @@ from applications.captioning.config import CaptioningConfig
 from applications.common import distribute
 from applications.common import exporting
 from applications.common import precision
-from applications.common.training import has_backup
 
 # A model that learns the generated shapes in about two minutes on 2
 # cores: 32 px images (an 8 x 8 feature map) and no doubly stochastic
@@ -420,13 +419,13 @@ def main(argv=None):
     strategy = distribute.strategy_from_flag(parser, args.strategy)
     synthetic = not args.data
     run_dir = args.run_dir
-    if has_backup(run_dir):
-        print(f"Resuming the interrupted run in {run_dir}")
-        captioner = Captioner.load_assets(run_dir, strategy)
-    else:
-        captioner = Captioner(_config(args, synthetic), strategy=strategy)
+    captioner = Captioner.start_run(
+        run_dir,
+        strategy,
+        lambda: Captioner(_config(args, synthetic), strategy=strategy),
+        args.precision,
+    )
     config = captioner.config
-    precision.use_run_precision(config, args.precision)
     if synthetic:
         train, validation, test = synthetic_splits(args, config.image_size)
     else:

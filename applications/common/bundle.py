@@ -146,6 +146,24 @@ class SavedBundle:
         return bundle
 
     @classmethod
+    def start_run(cls, run_dir, strategy, create, precision_flag=None):
+        """The bundle an `attention-zoo train APP` run trains.
+
+        Resumed from `run_dir` (config, vocabularies; `fit` restores the
+        weights) when an interrupted run left its backup there, else
+        `create()`. Then the global dtype policy is set to the run's
+        precision (`precision.use_run_precision`; a `--precision` flag
+        that differs from a resumed run's is reported and ignored).
+        """
+        if training.has_backup(run_dir):
+            print(f"Resuming the interrupted run in {run_dir}")
+            bundle = cls.load_assets(run_dir, strategy)
+        else:
+            bundle = create()
+        precision.use_run_precision(bundle.config, precision_flag)
+        return bundle
+
+    @classmethod
     def load(cls, directory, strategy=None):
         """The bundle written by `save`, under `strategy` (None: the
         default)."""

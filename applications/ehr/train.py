@@ -21,7 +21,6 @@ import sys
 from applications.common import distribute
 from applications.common import exporting
 from applications.common import precision
-from applications.common.training import has_backup
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
 from applications.ehr.model import ENCODERS
@@ -212,16 +211,15 @@ def main(argv=None):
         )
         return 2
     run_dir = args.run_dir
-    if has_backup(run_dir):
-        print(f"Resuming the interrupted run in {run_dir}")
-        risk_model = RiskModel.load_assets(run_dir, strategy)
-    else:
+
+    def create():
         config = _config(args, synthetic is not None)
         if config.use_notes and not any(note.strip() for note in train.notes):
             print("The training records have no notes: events only.")
             config = config.replace(use_notes=False)
-        risk_model = RiskModel(config, strategy=strategy)
-    precision.use_run_precision(risk_model.config, args.precision)
+        return RiskModel(config, strategy=strategy)
+
+    risk_model = RiskModel.start_run(run_dir, strategy, create, args.precision)
     risk_model.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports

@@ -19,7 +19,6 @@ import os
 from applications.common import distribute
 from applications.common import exporting
 from applications.common import precision
-from applications.common.training import has_backup
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
 
@@ -203,16 +202,18 @@ def main(argv=None):
         f"test pairs; train labels {train.label_counts()}"
     )
     run_dir = args.run_dir
-    if has_backup(run_dir):
-        print(f"Resuming the interrupted run in {run_dir}")
-        classifier = EntailmentClassifier.load_assets(run_dir, strategy)
-    else:
+
+    def create():
         classifier = EntailmentClassifier(
             _config(args, not args.data), strategy=strategy
         )
         if args.word_vectors:
             print(classifier.use_word_vectors(args.word_vectors, train))
-    precision.use_run_precision(classifier.config, args.precision)
+        return classifier
+
+    classifier = EntailmentClassifier.start_run(
+        run_dir, strategy, create, args.precision
+    )
     classifier.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports

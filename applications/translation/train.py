@@ -16,7 +16,6 @@ import os
 from applications.common import distribute
 from applications.common import exporting
 from applications.common import precision
-from applications.common.training import has_backup
 from applications.translation import data
 from applications.translation.config import TranslationConfig
 
@@ -156,14 +155,14 @@ def main(argv=None):
         f"validation, {len(test)} test"
     )
     run_dir = args.run_dir
-    if has_backup(run_dir):
-        print(f"Resuming the interrupted run in {run_dir}")
-        translator = Translator.load_assets(run_dir, strategy)
-    else:
-        translator = Translator(
+    translator = Translator.start_run(
+        run_dir,
+        strategy,
+        lambda: Translator(
             _config(args, synthetic is not None), strategy=strategy
-        )
-    precision.use_run_precision(translator.config, args.precision)
+        ),
+        args.precision,
+    )
     translator.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports
