@@ -77,6 +77,7 @@ class Captioner(SavedBundle):
                 attention=config.attention,
                 dropout=config.dropout,
                 attention_regularization=config.attention_regularization,
+                attention_query=config.attention_query,
                 encoder_weights=config.encoder_weights,
                 trainable_encoder=config.trainable_encoder,
             )

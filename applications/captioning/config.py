@@ -3,6 +3,7 @@
 import dataclasses
 
 from applications.captioning.decoder import ATTENTIONS
+from applications.captioning.decoder import QUERIES
 from applications.common.config import AppConfig
 
 
@@ -18,6 +19,9 @@ class CaptioningConfig(AppConfig):
     attention: str | None = "additive"  # None: the mean-feature baseline
     dropout: float = 0.3
     attention_regularization: float = 1.0
+    # What the decoder queries the image with: the paper's "state" or
+    # "state_and_word" (`AttentionLSTMDecoder`'s `query`).
+    attention_query: str = "state"
     trainable_encoder: bool = True
     encoder_weights: str | None = None
     # Text: a WordPiece vocabulary learned from the training captions.
@@ -50,6 +54,11 @@ class CaptioningConfig(AppConfig):
             raise ValueError(
                 f"`attention` must be one of {ATTENTIONS}. Received: "
                 f"attention={self.attention!r}"
+            )
+        if self.attention_query not in QUERIES:
+            raise ValueError(
+                f"`attention_query` must be one of {QUERIES}. Received: "
+                f"attention_query={self.attention_query!r}"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(

@@ -4,9 +4,14 @@ Following Xu et al. (2015) and the seeds' lecture notes on spatial
 attention, each position `i` of the CNN feature map is one annotation
 vector `a_i`. Before each word `t` the decoder looks at the image:
 
-- `alpha_t = softmax_i(score(h_{t-1}, a_i))` (this project's attention
+- `alpha_t = softmax_i(score(q_t, a_i))` (this project's attention
   layers; additive by default), `z_t = beta_t * sum_i alpha_ti a_i` with a
-  learned gate `beta_t = sigmoid(w^T h_{t-1} + b)`;
+  learned gate `beta_t = sigmoid(w^T q_t + b)`. The query is
+  the paper's `q_t = h_{t-1}` by default (`query="state"`), or
+  `q_t = h_{t-1} + W_q E y_{t-1}` (`query="state_and_word"`). `h_{t-1}`
+  has not seen the word just emitted, `y_{t-1}`: with the paper's query the
+  decoder chooses where to look for word `t` without knowing word `t - 1`,
+  so after `"a red"` it cannot look at the red object to name its shape;
 - `h_t, c_t = LSTM([E y_{t-1}, z_t], h_{t-1}, c_t-1)`, starting from
   `h_0 = tanh(W_h mean_i a_i)`, `c_0 = tanh(W_c mean_i a_i)`;
 - the "deep output" `p(y_t) = softmax(L_o(E y_{t-1} + L_hz [h_t, z_t]))`.
@@ -31,6 +36,7 @@ from attention_zoo.layers import AdditiveAttention
 from attention_zoo.layers import BilinearAttention
 
 ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
+QUERIES = ("state", "state_and_word")
 
 
 def attention_penalty(weights, step_mask=None):
@@ -80,6 +86,10 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             batch mean of `attention_penalty` divided by each caption's
             length, to match the cross-entropy's averaging over words.
             Defaults to `1.0`.
+        query: `"state"` (the attention query is the LSTM state alone, as
+            in Xu et al. 2015) or `"state_and_word"` (the state plus a
+            projection of the previous word's embedding). Defaults to
+            `"state"`.
         **kwargs: base layer arguments.
 
     Call arguments:
@@ -101,6 +111,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         attention="additive",
         dropout=0.3,
         attention_regularization=1.0,
+        query="state",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -118,12 +129,17 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 "`attention_regularization` must be >= 0. Received: "
                 f"attention_regularization={attention_regularization!r}"
             )
+        if query not in QUERIES:
+            raise ValueError(
+                f"`query` must be one of {QUERIES}. Received: query={query!r}"
+            )
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
         self.attention = attention
         self.dropout = dropout
         self.attention_regularization = attention_regularization
+        self.query = query
 
     def build(self, features_shape, tokens_shape=None):
         width = features_shape[-1]
@@ -166,6 +182,11 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             )
             self.gate = dense(1, "gate", "sigmoid")
             self.gate.build((None, self.units))
+            if self.query == "state_and_word":
+                self.word_query = keras.layers.Dense(
+                    self.units, use_bias=False, dtype=policy, name="word_query"
+                )
+                self.word_query.build((None, self.embedding_dim))
         self.deep_output = dense(self.embedding_dim, "deep_output")
         self.deep_output.build((None, self.units + width))
         self.logits = keras.layers.Dense(
@@ -199,13 +220,16 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             context = memory["mean"]
             weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
         else:
+            query = h
+            if self.query == "state_and_word":
+                query = h + self.word_query(embedded)
             context, weights = self.attention_layer.attend(
-                h,
+                query,
                 memory["keys"],
                 memory["features"],
                 return_attention_scores=True,
             )
-            context = self.gate(h) * context
+            context = self.gate(query) * context
             weights = ops.cast(weights, "float32")
         inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
         output, (h, c) = self.cell(inputs, [h, c])
@@ -303,6 +327,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 "attention": self.attention,
                 "dropout": self.dropout,
                 "attention_regularization": self.attention_regularization,
+                "query": self.query,
             }
         )
         return config

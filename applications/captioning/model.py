@@ -162,6 +162,7 @@ def build_captioner(
     attention="additive",
     dropout=0.3,
     attention_regularization=1.0,
+    attention_query="state",
     encoder_weights=None,
     trainable_encoder=True,
     name="captioner",
@@ -180,6 +181,10 @@ def build_captioner(
         dropout: float in `[0, 1)`. Defaults to `0.3`.
         attention_regularization: `lambda` of the doubly stochastic
             attention penalty. Defaults to `1.0`.
+        attention_query: `"state"` (the LSTM state alone, as in the paper)
+            or `"state_and_word"` (the state plus the previous word): what
+            the decoder looks at the image with (see
+            `AttentionLSTMDecoder`). Defaults to `"state"`.
         encoder_weights: None or the path of a weights file for a
             `keras.applications` encoder. Defaults to `None`.
         trainable_encoder: bool; `False` freezes the encoder. Defaults to
@@ -210,6 +215,7 @@ def build_captioner(
         attention=attention,
         dropout=dropout,
         attention_regularization=attention_regularization,
+        query=attention_query,
         name="decoder",
     )
     logits, _ = decoder(features, caption_in)

@@ -32,6 +32,7 @@ import numpy as np
 
 from applications.captioning import data
 from applications.captioning.config import CaptioningConfig
+from applications.captioning.decoder import QUERIES
 from applications.common import distribute
 from applications.common import exporting
 from applications.common import precision
@@ -122,6 +123,13 @@ def _parser():
         help="train the mean-feature baseline instead",
     )
     parser.add_argument("--attention-regularization", type=float)
+    parser.add_argument(
+        "--attention-query",
+        choices=QUERIES,
+        help="what the decoder looks at the image with: the LSTM state "
+        "('state', the paper's; default) or the state plus the previous "
+        "word ('state_and_word')",
+    )
     parser.add_argument("--image-size", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--units", type=int)
@@ -167,6 +175,7 @@ def _config(args, synthetic):
     for field in (
         "encoder",
         "attention_regularization",
+        "attention_query",
         "image_size",
         "embedding_dim",
         "units",

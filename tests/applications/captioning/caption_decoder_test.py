@@ -61,6 +61,37 @@ def test_teacher_forcing_equals_step_by_step_decoding(attention):
         np.testing.assert_allclose(to_numpy(weights).sum(-1), 1.0, atol=1e-5)
 
 
+@pytest.mark.parametrize("attention", ["additive", "general"])
+def test_word_query_looks_with_the_previous_word(attention):
+    """Step t's input is word t-1. With the paper's query the step looks
+    before reading it (its weights ignore that word); with
+    `query="state_and_word"` they depend on it; decoding step by step still
+    equals teacher forcing."""
+    changed = TOKENS.copy()
+    changed[:, 2] = [11, 12]
+    for query in ("state", "state_and_word"):
+        decoder = AttentionLSTMDecoder(
+            V, 8, D, attention=attention, query=query
+        )
+        logits, weights = (to_numpy(x) for x in decoder(features(), TOKENS))
+        _, other = (to_numpy(x) for x in decoder(features(), changed))
+        np.testing.assert_allclose(other[:, :2], weights[:, :2], atol=1e-6)
+        step_changed = np.abs(other[:, 2] - weights[:, 2]).max() > 1e-4
+        assert step_changed == (query == "state_and_word")
+        memory = decoder.prepare(features())
+        state = decoder.initial_state(memory)
+        for t in range(5):
+            step_logits, state, step_weights = decoder.step(
+                TOKENS[:, t], state, memory
+            )
+            np.testing.assert_allclose(
+                to_numpy(step_logits), logits[:, t], atol=1e-5
+            )
+            np.testing.assert_allclose(
+                to_numpy(step_weights), weights[:, t], atol=1e-6
+            )
+
+
 def test_later_padding_does_not_change_earlier_steps():
     decoder = AttentionLSTMDecoder(V, 8, D)
     short = to_numpy(decoder(features(), TOKENS[:, :3])[0])
@@ -106,9 +137,14 @@ def test_xla_scan_and_unrolled_paths_agree():
 
 
 def test_config_round_trip_and_errors():
-    decoder = AttentionLSTMDecoder(V, 8, D, attention="general", dropout=0.1)
+    decoder = AttentionLSTMDecoder(
+        V, 8, D, attention="general", dropout=0.1, query="state_and_word"
+    )
     config = decoder.get_config()
+    assert config["query"] == "state_and_word"
     assert AttentionLSTMDecoder.from_config(config).get_config() == config
+    with pytest.raises(ValueError, match="query"):
+        AttentionLSTMDecoder(V, query="word")
     with pytest.raises(ValueError, match="attention"):
         AttentionLSTMDecoder(V, attention="cosine")
     with pytest.raises(ValueError, match="attention_regularization"):

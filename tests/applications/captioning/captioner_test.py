@@ -42,6 +42,8 @@ def test_config_checks():
         CaptioningConfig(attention="cosine")
     with pytest.raises(ValueError, match="max_length"):
         CaptioningConfig(max_length=0)
+    with pytest.raises(ValueError, match="attention_query"):
+        CaptioningConfig(attention_query="word")
     config = TINY.replace(attention=None)
     assert CaptioningConfig.from_json(config.to_json()) == config
 

@@ -195,6 +195,8 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
             "coco",
             "--epochs",
             "1",
+            "--attention-query",
+            "state_and_word",
             *TINY,
             "--beam-size",
             "1",
@@ -216,6 +218,10 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
     assert "test BLEU-1" in out and "(reference: " in out
     assert "attention localisation" not in out  # no boxes for real data
     assert (tmp_path / "run" / "attention.png").exists()
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["attention_query"] == "state_and_word"
+    decoder = Captioner.load(tmp_path / "run").model.get_layer("decoder")
+    assert decoder.query == "state_and_word"
 
 
 def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
