@@ -74,6 +74,19 @@ def main(argv=None):
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--attention-regularization", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--prediction",
+        choices=["deep", "latent"],
+        help="the attention model's word prediction (default: the "
+        "dataset's defaults, 'latent' for the shapes and 'deep' for "
+        "Flickr8k; the baseline has no attention, so it always uses 'deep')",
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["attention", "baseline"],
+        choices=["attention", "baseline"],
+    )
     args = parser.parse_args(argv)
 
     rows = []
@@ -96,8 +109,13 @@ def main(argv=None):
             flush=True,
         )
         for name, attention in (("attention", "additive"), ("baseline", None)):
+            if name not in args.models:
+                continue
+            prediction = args.prediction or base.get("prediction", "deep")
             config = CaptioningConfig(
-                **base, attention=attention, seed=args.seed
+                **dict(base, prediction=prediction if attention else "deep"),
+                attention=attention,
+                seed=args.seed,
             )
             captioner = Captioner(config)
             stop = keras.callbacks.EarlyStopping(

@@ -78,6 +78,7 @@ class Captioner(SavedBundle):
                 dropout=config.dropout,
                 attention_regularization=config.attention_regularization,
                 attention_query=config.attention_query,
+                prediction=config.prediction,
                 encoder_weights=config.encoder_weights,
                 trainable_encoder=config.trainable_encoder,
             )

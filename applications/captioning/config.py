@@ -3,6 +3,7 @@
 import dataclasses
 
 from applications.captioning.decoder import ATTENTIONS
+from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
 from applications.common.config import AppConfig
 
@@ -22,6 +23,9 @@ class CaptioningConfig(AppConfig):
     # What the decoder queries the image with: the paper's "state" or
     # "state_and_word" (`AttentionLSTMDecoder`'s `query`).
     attention_query: str = "state"
+    # How words are predicted: the paper's "deep" output from the soft
+    # context, or "latent" (`AttentionLSTMDecoder`'s `prediction`).
+    prediction: str = "deep"
     trainable_encoder: bool = True
     encoder_weights: str | None = None
     # Text: a WordPiece vocabulary learned from the training captions.
@@ -59,6 +63,17 @@ class CaptioningConfig(AppConfig):
             raise ValueError(
                 f"`attention_query` must be one of {QUERIES}. Received: "
                 f"attention_query={self.attention_query!r}"
+            )
+        if self.prediction not in PREDICTIONS:
+            raise ValueError(
+                f"`prediction` must be one of {PREDICTIONS}. Received: "
+                f"prediction={self.prediction!r}"
+            )
+        if self.prediction == "latent" and self.attention is None:
+            raise ValueError(
+                "prediction='latent' predicts words from the positions the "
+                "decoder looks at, so it needs an `attention`. Received: "
+                "attention=None"
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(

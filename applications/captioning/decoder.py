@@ -16,6 +16,24 @@ vector `a_i`. Before each word `t` the decoder looks at the image:
   `h_0 = tanh(W_h mean_i a_i)`, `c_0 = tanh(W_c mean_i a_i)`;
 - the "deep output" `p(y_t) = softmax(L_o(E y_{t-1} + L_hz [h_t, z_t]))`.
 
+`prediction="latent"` ties each word to the positions looked at while
+emitting it (a latent alignment, as in Deng et al. 2018, "Latent Alignment
+and Variational Attention"): the decoder first reads the previous word,
+then looks, then predicts the word as a mixture over the positions,
+
+- `h_t, c_t = LSTM([E y_{t-1}, z_{t-1}], h_{t-1}, c_{t-1})` (the previous
+  step's context is fed back, `z_0 = 0`);
+- `alpha_t`, `z_t` as above with the query `q_t = h_t`;
+- `p(y_t) = sum_i alpha_ti softmax(L_o(E y_{t-1} + L_h h_t + L_a a_i))`,
+  computed exactly (log-sum-exp over the `L` positions).
+
+With the soft context in the output (`"deep"`), nothing ties a word to the
+cells looked at while emitting it: the decoder may read an object early
+and name it later. With the mixture, a word is likely only where the
+attention lands on cells that predict it, so the heatmap of each word
+shows what it names. The cost is a `(B, L, V)` per-position logit table
+per image and an `(N, L, V)` softmax per step (see BENCHMARKS.md).
+
 `attention=None` gives the no-attention baseline: `z_t` is the mean
 feature at every step (and no gate).
 
@@ -37,6 +55,7 @@ from attention_zoo.layers import BilinearAttention
 
 ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
 QUERIES = ("state", "state_and_word")
+PREDICTIONS = ("deep", "latent")
 
 
 def attention_penalty(weights, step_mask=None):
@@ -90,6 +109,10 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             in Xu et al. 2015) or `"state_and_word"` (the state plus a
             projection of the previous word's embedding). Defaults to
             `"state"`.
+        prediction: `"deep"` (the paper's deep output from the soft
+            context) or `"latent"` (read, then look, then predict the word
+            as a mixture over the positions; see the module docstring).
+            Defaults to `"deep"`.
         **kwargs: base layer arguments.
 
     Call arguments:
@@ -112,6 +135,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         dropout=0.3,
         attention_regularization=1.0,
         query="state",
+        prediction="deep",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -133,6 +157,17 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             raise ValueError(
                 f"`query` must be one of {QUERIES}. Received: query={query!r}"
             )
+        if prediction not in PREDICTIONS:
+            raise ValueError(
+                f"`prediction` must be one of {PREDICTIONS}. Received: "
+                f"prediction={prediction!r}"
+            )
+        if prediction == "latent" and attention is None:
+            raise ValueError(
+                "prediction='latent' predicts each word from the positions "
+                "the decoder looks at, so it needs an `attention`. "
+                "Received: attention=None"
+            )
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
@@ -140,6 +175,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         self.dropout = dropout
         self.attention_regularization = attention_regularization
         self.query = query
+        self.prediction = prediction
 
     def build(self, features_shape, tokens_shape=None):
         width = features_shape[-1]
@@ -188,7 +224,19 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 )
                 self.word_query.build((None, self.embedding_dim))
         self.deep_output = dense(self.embedding_dim, "deep_output")
-        self.deep_output.build((None, self.units + width))
+        if self.prediction == "latent":
+            # The context leaves the output: each position's term is added
+            # to the deep output of the state inside the mixture.
+            self.deep_output.build((None, self.units))
+            self.position_output = keras.layers.Dense(
+                self.embedding_dim,
+                use_bias=False,
+                dtype=policy,
+                name="position_output",
+            )
+            self.position_output.build((None, width))
+        else:
+            self.deep_output.build((None, self.units + width))
         self.logits = keras.layers.Dense(
             self.vocab_size, dtype=policy, name="logits"
         )
@@ -201,20 +249,35 @@ class AttentionLSTMDecoder(keras.layers.Layer):
 
     def prepare(self, features):
         """The per-image tensors every step needs: `features`, their
-        `mean` and, with attention, the projected `keys`."""
+        `mean`, with attention the projected `keys` and, for
+        `prediction="latent"`, each position's `position_logits`
+        `(B, L, V)` (`L_o L_a a_i`: the logits layer is linear, so this
+        term is computed once per image, not per step)."""
         features = ops.cast(features, self.compute_dtype)
         memory = {"features": features, "mean": ops.mean(features, axis=1)}
         if self.attention_layer is not None:
             memory["keys"] = self.attention_layer.precompute_keys(features)
+        if self.prediction == "latent":
+            kernel = ops.cast(self.logits.kernel, self.compute_dtype)
+            memory["position_logits"] = ops.matmul(
+                self.position_output(features), kernel
+            )
         return memory
 
     def initial_state(self, memory):
-        """`(h_0, c_0)` from the mean feature."""
-        return (self.init_h(memory["mean"]), self.init_c(memory["mean"]))
+        """`(h_0, c_0)` from the mean feature, and `z_0 = 0` for
+        `prediction="latent"`."""
+        mean = memory["mean"]
+        state = (self.init_h(mean), self.init_c(mean))
+        if self.prediction == "latent":
+            state += (ops.zeros_like(memory["mean"]),)
+        return state
 
     def recur(self, embedded, state, memory):
         """One step from embedded words `(N, e)`: `(deep (N, e), state,
         weights (N, L))`."""
+        if self.prediction == "latent":
+            return self._read_look(embedded, state, memory)
         h, c = state
         if self.attention_layer is None:
             context = memory["mean"]
@@ -238,6 +301,44 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         )
         return deep, (h, c), weights
 
+    def _read_look(self, embedded, state, memory):
+        """`prediction="latent"`'s step: the LSTM reads the previous word
+        and context, then the new state looks."""
+        h, c, context = state
+        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
+        output, (h, c) = self.cell(inputs, [h, c])
+        query = h
+        if self.query == "state_and_word":
+            query = h + self.word_query(embedded)
+        context, weights = self.attention_layer.attend(
+            query,
+            memory["keys"],
+            memory["features"],
+            return_attention_scores=True,
+        )
+        context = ops.cast(self.gate(query) * context, memory["mean"].dtype)
+        deep = embedded + self.deep_output(output)
+        return deep, (h, c, context), ops.cast(weights, "float32")
+
+    def word_logits(self, deep, weights, memory):
+        """Float32 logits `(..., V)` from the deep outputs `(..., e)`.
+
+        For `prediction="latent"` they are the log-probabilities of the
+        mixture `log sum_i alpha_i softmax(L_o deep + position_logits_i)`
+        over the weights `(..., L)`.
+        """
+        logits = ops.cast(self.logits(deep), "float32")
+        if self.prediction == "deep":
+            return logits
+        positions = ops.cast(memory["position_logits"], "float32")
+        if len(deep.shape) == 3:  # (B, T, e): the same table at every step
+            positions = positions[:, None]
+        per_position = ops.log_softmax(
+            logits[..., None, :] + positions, axis=-1
+        )
+        log_weights = ops.log(ops.maximum(weights, 1e-30))
+        return ops.logsumexp(log_weights[..., None] + per_position, axis=-2)
+
     def embed(self, tokens):
         tokens = ops.cast(tokens, "int32")
         return ops.cast(
@@ -249,7 +350,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         """Decoding: int32 `(N,)` previous words -> `(logits float32
         (N, V), state, weights (N, L))`."""
         deep, state, weights = self.recur(self.embed(tokens), state, memory)
-        return ops.cast(self.logits(deep), "float32"), state, weights
+        return self.word_logits(deep, weights, memory), state, weights
 
     # -- training ---------------------------------------------------------
 
@@ -258,7 +359,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         embedded = self.dropout_layer(self.embed(tokens), training=training)
         deep, weights = self._teacher_forced(embedded, memory)
         deep = self.dropout_layer(deep, training=training)
-        logits = ops.cast(self.logits(deep), "float32")
+        logits = self.word_logits(deep, weights, memory)
         if (
             training
             and self.attention_layer is not None
@@ -292,23 +393,23 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 deeps.append(deep)
                 weights.append(weight)
             return ops.stack(deeps, axis=1), ops.stack(weights, axis=1)
-        h0, c0 = state
+        h0 = state[0]
         zeros_deep = ops.zeros((ops.shape(h0)[0], self.embedding_dim), h0.dtype)
         zeros_weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
+        size = len(state)
 
         def scan_step(carry, embedded_t):
-            h, c, _, _ = carry
-            deep, (h, c), weights = self.recur(embedded_t, (h, c), memory)
-            carry = (h, c, ops.cast(deep, h.dtype), weights)
+            deep, state, weights = self.recur(embedded_t, carry[:size], memory)
+            carry = (*state, ops.cast(deep, h0.dtype), weights)
             return carry, carry  # Keras' TF scan wants ys shaped as carry
 
         _, outputs = ops.scan(
             scan_step,
-            (h0, c0, zeros_deep, zeros_weights),
+            (*state, zeros_deep, zeros_weights),
             ops.transpose(embedded, (1, 0, 2)),
         )
-        deep = ops.transpose(outputs[2], (1, 0, 2))
-        return deep, ops.transpose(outputs[3], (1, 0, 2))
+        deep = ops.transpose(outputs[size], (1, 0, 2))
+        return deep, ops.transpose(outputs[size + 1], (1, 0, 2))
 
     def compute_output_spec(self, features, tokens, training=None):
         batch, steps = tokens.shape[0], tokens.shape[1]
@@ -328,6 +429,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 "dropout": self.dropout,
                 "attention_regularization": self.attention_regularization,
                 "query": self.query,
+                "prediction": self.prediction,
             }
         )
         return config

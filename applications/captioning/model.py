@@ -163,6 +163,7 @@ def build_captioner(
     dropout=0.3,
     attention_regularization=1.0,
     attention_query="state",
+    prediction="deep",
     encoder_weights=None,
     trainable_encoder=True,
     name="captioner",
@@ -185,6 +186,10 @@ def build_captioner(
             or `"state_and_word"` (the state plus the previous word): what
             the decoder looks at the image with (see
             `AttentionLSTMDecoder`). Defaults to `"state"`.
+        prediction: `"deep"` (the paper's output from the soft context) or
+            `"latent"` (each word a mixture over the positions looked at:
+            heatmaps that point at what each word names; see
+            `AttentionLSTMDecoder`). Defaults to `"deep"`.
         encoder_weights: None or the path of a weights file for a
             `keras.applications` encoder. Defaults to `None`.
         trainable_encoder: bool; `False` freezes the encoder. Defaults to
@@ -216,6 +221,7 @@ def build_captioner(
         dropout=dropout,
         attention_regularization=attention_regularization,
         query=attention_query,
+        prediction=prediction,
         name="decoder",
     )
     logits, _ = decoder(features, caption_in)

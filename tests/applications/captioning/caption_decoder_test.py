@@ -37,9 +37,21 @@ def test_penalty_matches_numpy():
     assert float(to_numpy(attention_penalty(once))[0]) == pytest.approx(0.0)
 
 
-@pytest.mark.parametrize("attention", ["additive", "general", "dot", None])
-def test_teacher_forcing_equals_step_by_step_decoding(attention):
-    decoder = AttentionLSTMDecoder(V, 8, D, attention=attention, dropout=0.3)
+@pytest.mark.parametrize(
+    "attention, prediction",
+    [
+        ("additive", "deep"),
+        ("general", "deep"),
+        ("dot", "deep"),
+        (None, "deep"),
+        ("additive", "latent"),
+        ("dot", "latent"),
+    ],
+)
+def test_teacher_forcing_equals_step_by_step_decoding(attention, prediction):
+    decoder = AttentionLSTMDecoder(
+        V, 8, D, attention=attention, dropout=0.3, prediction=prediction
+    )
     logits, weights = decoder(features(), TOKENS)
     assert tuple(logits.shape) == (B, 5, V) and logits.dtype == "float32"
     assert tuple(weights.shape) == (B, 5, L)
@@ -92,6 +104,42 @@ def test_word_query_looks_with_the_previous_word(attention):
             )
 
 
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("query", ["state", "state_and_word"])
+def test_latent_prediction_is_a_mixture_over_positions(query):
+    """`prediction="latent"`: `p(y_t) = sum_i alpha_ti softmax(L_o(deep_t +
+    L_a a_i))`, checked against NumPy from the layer's weights; the step
+    reads word t-1 before it looks (its weights depend on that word)."""
+    decoder = AttentionLSTMDecoder(V, 8, D, prediction="latent", query=query)
+    logits, weights = (to_numpy(x) for x in decoder(features(), TOKENS))
+    np.testing.assert_allclose(np.exp(logits).sum(-1), 1.0, atol=1e-5)
+    position_kernel = to_numpy(decoder.position_output.kernel)  # (D, e)
+    out_kernel = to_numpy(decoder.logits.kernel)  # (e, V)
+    out_bias = to_numpy(decoder.logits.bias)
+    memory = decoder.prepare(features())
+    state = decoder.initial_state(memory)
+    assert len(state) == 3 and np.all(to_numpy(state[2]) == 0)
+    per_position = features() @ position_kernel  # (B, L, e)
+    for t in range(TOKENS.shape[1]):
+        deep, state, step_weights = decoder.recur(
+            decoder.embed(TOKENS[:, t]), state, memory
+        )
+        deep = to_numpy(deep)
+        # (B, L, V): the word's distribution if the decoder looked at i.
+        given = softmax((deep[:, None] + per_position) @ out_kernel + out_bias)
+        expected = np.einsum("bl,blv->bv", to_numpy(step_weights), given)
+        np.testing.assert_allclose(np.exp(logits[:, t]), expected, atol=1e-5)
+    changed = TOKENS.copy()
+    changed[:, 2] = [11, 12]
+    _, other = (to_numpy(x) for x in decoder(features(), changed))
+    np.testing.assert_allclose(other[:, :2], weights[:, :2], atol=1e-6)
+    assert np.abs(other[:, 2] - weights[:, 2]).max() > 1e-4
+
+
 def test_later_padding_does_not_change_earlier_steps():
     decoder = AttentionLSTMDecoder(V, 8, D)
     short = to_numpy(decoder(features(), TOKENS[:, :3])[0])
@@ -115,8 +163,9 @@ def test_penalty_is_added_in_training_only():
     assert not baseline.losses
 
 
-def test_xla_scan_and_unrolled_paths_agree():
-    decoder = AttentionLSTMDecoder(V, 8, D)
+@pytest.mark.parametrize("prediction", ["deep", "latent"])
+def test_xla_scan_and_unrolled_paths_agree(prediction):
+    decoder = AttentionLSTMDecoder(V, 8, D, prediction=prediction)
     eager = to_numpy(decoder(features(), TOKENS)[0])
     compiled = to_numpy(jit(lambda f, t: decoder(f, t)[0])(features(), TOKENS))
     np.testing.assert_allclose(compiled, eager, atol=1e-5)
@@ -138,13 +187,24 @@ def test_xla_scan_and_unrolled_paths_agree():
 
 def test_config_round_trip_and_errors():
     decoder = AttentionLSTMDecoder(
-        V, 8, D, attention="general", dropout=0.1, query="state_and_word"
+        V,
+        8,
+        D,
+        attention="general",
+        dropout=0.1,
+        query="state_and_word",
+        prediction="latent",
     )
     config = decoder.get_config()
     assert config["query"] == "state_and_word"
+    assert config["prediction"] == "latent"
     assert AttentionLSTMDecoder.from_config(config).get_config() == config
     with pytest.raises(ValueError, match="query"):
         AttentionLSTMDecoder(V, query="word")
+    with pytest.raises(ValueError, match="prediction"):
+        AttentionLSTMDecoder(V, prediction="soft")
+    with pytest.raises(ValueError, match="attention=None"):
+        AttentionLSTMDecoder(V, attention=None, prediction="latent")
     with pytest.raises(ValueError, match="attention"):
         AttentionLSTMDecoder(V, attention="cosine")
     with pytest.raises(ValueError, match="attention_regularization"):

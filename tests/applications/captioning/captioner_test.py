@@ -44,6 +44,10 @@ def test_config_checks():
         CaptioningConfig(max_length=0)
     with pytest.raises(ValueError, match="attention_query"):
         CaptioningConfig(attention_query="word")
+    with pytest.raises(ValueError, match="prediction"):
+        CaptioningConfig(prediction="soft")
+    with pytest.raises(ValueError, match="prediction='latent'"):
+        CaptioningConfig(attention=None, prediction="latent")
     config = TINY.replace(attention=None)
     assert CaptioningConfig.from_json(config.to_json()) == config
 
@@ -84,11 +88,31 @@ def test_save_and_load_caption_alike(captioner, shapes, tmp_path):
 def test_export_serves_the_same_captions_without_the_project(
     captioner, shapes, tmp_path
 ):
-    images = shapes.images[40:43]
-    expected, maps, _ = captioner.caption(images, return_attention=True)
+    check_export(captioner, shapes, tmp_path)
+
+
+def test_latent_prediction_trains_and_exports(shapes, tmp_path):
+    """`prediction="latent"` carries the context in the decoding state;
+    the compiled search and the SavedModel handle it alike."""
+    # Trained past the near-uniform mixture of the first epoch, whose ties
+    # (log-probabilities within 1e-5) could flip between two compilations.
+    captioner = Captioner(
+        TINY.replace(prediction="latent", epochs=6, learning_rate=1e-2)
+    )
+    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
+    assert captioner.model.get_layer("decoder").prediction == "latent"
+    check_export(captioner, shapes, tmp_path)
+
+
+def check_export(captioner, shapes, tmp_path):
+    encoded = [_png(image) for image in shapes.images[40:43]]
+    # What the server decodes: the PNGs' 8-bit pixels, back in [0, 1].
+    images = np.stack([tf.io.decode_png(png).numpy() for png in encoded])
+    expected, maps, _ = captioner.caption(
+        images.astype("float32") / 255.0, return_attention=True
+    )
     path = str(tmp_path / "captioning" / "1")
     captioner.export(path)
-    encoded = [_png(image) for image in images]
     served = export_testing.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})

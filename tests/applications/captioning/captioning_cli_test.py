@@ -197,6 +197,8 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
             "1",
             "--attention-query",
             "state_and_word",
+            "--prediction",
+            "latent",
             *TINY,
             "--beam-size",
             "1",
@@ -222,6 +224,22 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
     assert config["attention_query"] == "state_and_word"
     decoder = Captioner.load(tmp_path / "run").model.get_layer("decoder")
     assert decoder.query == "state_and_word"
+    assert config["prediction"] == decoder.prediction == "latent"
+
+
+def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
+    from applications.captioning import train
+
+    parser = train._parser()
+    assert train._config(parser.parse_args([]), True).prediction == "latent"
+    assert train._config(parser.parse_args([]), False).prediction == "deep"
+    baseline = train._config(parser.parse_args(["--no-attention"]), True)
+    assert (baseline.attention, baseline.prediction) == (None, "deep")
+    with pytest.raises(ValueError, match="prediction='latent'"):
+        train._config(
+            parser.parse_args(["--no-attention", "--prediction", "latent"]),
+            False,
+        )
 
 
 def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
