@@ -336,7 +336,11 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         per_position = ops.log_softmax(
             logits[..., None, :] + positions, axis=-1
         )
-        log_weights = ops.log(ops.maximum(weights, 1e-30))
+        # Renormalised: under mixed precision the weights arrive rounded
+        # to bfloat16, and the mixture's probabilities should sum to 1.
+        log_weights = ops.log(ops.maximum(weights, 1e-30)) - ops.log(
+            ops.sum(weights, axis=-1, keepdims=True)
+        )
         return ops.logsumexp(log_weights[..., None] + per_position, axis=-2)
 
     def embed(self, tokens):

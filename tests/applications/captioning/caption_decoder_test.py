@@ -140,6 +140,23 @@ def test_latent_prediction_is_a_mixture_over_positions(query):
     assert np.abs(other[:, 2] - weights[:, 2]).max() > 1e-4
 
 
+def test_latent_prediction_under_mixed_bfloat16():
+    """The mixture is taken in float32: probabilities that sum to 1 and
+    stay close to the float32 decoder with the same weights."""
+    exact = AttentionLSTMDecoder(V, 8, D, prediction="latent")
+    expected = to_numpy(exact(features(), TOKENS)[0])
+    mixed = AttentionLSTMDecoder(
+        V, 8, D, prediction="latent", dtype="mixed_bfloat16"
+    )
+    mixed(features(), TOKENS)
+    mixed.set_weights(exact.get_weights())
+    logits, weights = mixed(features(), TOKENS)
+    assert logits.dtype == "float32" and weights.dtype == "float32"
+    probabilities = np.exp(to_numpy(logits))
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(probabilities, np.exp(expected), atol=2e-3)
+
+
 def test_later_padding_does_not_change_earlier_steps():
     decoder = AttentionLSTMDecoder(V, 8, D)
     short = to_numpy(decoder(features(), TOKENS[:, :3])[0])
