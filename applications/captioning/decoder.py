@@ -273,40 +273,9 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             state += (ops.zeros_like(memory["mean"]),)
         return state
 
-    def recur(self, embedded, state, memory):
-        """One step from embedded words `(N, e)`: `(deep (N, e), state,
-        weights (N, L))`."""
-        if self.prediction == "latent":
-            return self._read_look(embedded, state, memory)
-        h, c = state
-        if self.attention_layer is None:
-            context = memory["mean"]
-            weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
-        else:
-            query = h
-            if self.query == "state_and_word":
-                query = h + self.word_query(embedded)
-            context, weights = self.attention_layer.attend(
-                query,
-                memory["keys"],
-                memory["features"],
-                return_attention_scores=True,
-            )
-            context = self.gate(query) * context
-            weights = ops.cast(weights, "float32")
-        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
-        output, (h, c) = self.cell(inputs, [h, c])
-        deep = embedded + self.deep_output(
-            ops.concatenate([output, ops.cast(context, output.dtype)], -1)
-        )
-        return deep, (h, c), weights
-
-    def _read_look(self, embedded, state, memory):
-        """`prediction="latent"`'s step: the LSTM reads the previous word
-        and context, then the new state looks."""
-        h, c, context = state
-        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
-        output, (h, c) = self.cell(inputs, [h, c])
+    def look(self, h, embedded, memory):
+        """The gated context `(N, D)` and float32 weights `(N, L)` for the
+        state `h` (and, with `query="state_and_word"`, the word read)."""
         query = h
         if self.query == "state_and_word":
             query = h + self.word_query(embedded)
@@ -316,9 +285,36 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             memory["features"],
             return_attention_scores=True,
         )
-        context = ops.cast(self.gate(query) * context, memory["mean"].dtype)
-        deep = embedded + self.deep_output(output)
-        return deep, (h, c, context), ops.cast(weights, "float32")
+        context = self.gate(query) * context
+        return context, ops.cast(weights, "float32")
+
+    def recur(self, embedded, state, memory):
+        """One step from embedded words `(N, e)`: `(deep (N, e), state,
+        weights (N, L))`."""
+        if self.prediction == "latent":
+            return self._read_then_look(embedded, state, memory)
+        h, c = state
+        if self.attention_layer is None:
+            context = memory["mean"]
+            weights = ops.zeros(ops.shape(memory["features"])[:2], "float32")
+        else:
+            context, weights = self.look(h, embedded, memory)
+        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
+        output, (h, c) = self.cell(inputs, [h, c])
+        deep = embedded + self.deep_output(
+            ops.concatenate([output, ops.cast(context, output.dtype)], -1)
+        )
+        return deep, (h, c), weights
+
+    def _read_then_look(self, embedded, state, memory):
+        """`prediction="latent"`'s step: the LSTM reads the previous word
+        and context, then the new state looks."""
+        h, c, context = state
+        inputs = ops.concatenate([embedded, ops.cast(context, h.dtype)], -1)
+        output, (h, c) = self.cell(inputs, [h, c])
+        context, weights = self.look(h, embedded, memory)
+        context = ops.cast(context, memory["mean"].dtype)
+        return embedded + self.deep_output(output), (h, c, context), weights
 
     def word_logits(self, deep, weights, memory):
         """Float32 logits `(..., V)` from the deep outputs `(..., e)`.
