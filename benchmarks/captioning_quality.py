@@ -20,7 +20,8 @@ Both models are `build_captioner` with the same encoder, sizes and training;
 step). Training stops when the validation loss has not improved for
 `--patience` epochs and keeps the best epoch's weights (the only choice made
 on data, made on validation); each model is then evaluated once on test with
-beam search (beam 3): corpus BLEU-1..4 and CIDEr-D.
+beam search (beam 3): corpus BLEU-1..4 and CIDEr-D. BLEU-4 and CIDEr-D on
+the validation split are printed as well.
 """
 
 import argparse
@@ -134,6 +135,12 @@ def main(argv=None):
             minutes = (time.perf_counter() - start) / 60
             losses = history.history["val_loss"]
             best = losses.index(min(losses)) + 1
+            # Validation scores too: a choice between models can be read
+            # from these without the test split.
+            checked = caption_metrics(
+                captioner.caption(validation.images, beam_size=3),
+                validation.captions,
+            )
             hypotheses, heatmaps, tokens = captioner.caption(
                 test.images, beam_size=3, return_attention=True
             )
@@ -146,7 +153,7 @@ def main(argv=None):
                 )["rate"]
             rows.append(
                 (dataset, name, captioner.model.count_params(), best,
-                 len(losses), minutes, scores, exact, located)
+                 len(losses), minutes, scores, exact, located, checked)
             )  # fmt: skip
             print(
                 f"{dataset} {name}: BLEU-4 {scores['bleu_4']:.1f} CIDEr "
@@ -157,16 +164,18 @@ def main(argv=None):
                 print(f"  {hypothesis}\n    (reference: {refs[0]})")
     print(
         "\n| data | model | parameters | best epoch / run | train min | "
-        "BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | CIDEr-D | exact | localisation |"
+        "BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | CIDEr-D | exact | localisation "
+        "| val BLEU-4 | val CIDEr-D |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-          "| ---: | ---: |")  # fmt: skip
-    for data_name, name, params, best, run, minutes, s, exact, located in rows:
+          "| ---: | ---: | ---: | ---: |")  # fmt: skip
+    for row in rows:
+        data_name, name, params, best, run, minutes, s, exact, located, v = row
         bleu = " | ".join(f"{s[f'bleu_{n}']:.1f}" for n in range(1, 5))
         print(
             f"| {data_name} | {name} | {params:,} | {best} / {run} | "
             f"{minutes:.1f} | {bleu} | {s['cider']:.3f} | {exact:.1%} | "
-            f"{located:.1%} |"
+            f"{located:.1%} | {v['bleu_4']:.1f} | {v['cider']:.3f} |"
         )
     return 0
 

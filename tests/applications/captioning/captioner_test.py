@@ -142,9 +142,11 @@ emit({{
 
 @pytest.mark.slow
 def test_short_training_learns_the_shapes_and_where_they_are():
-    """The CLI's shapes defaults: captions mostly exact, and the attention
-    looks inside the object a colour or shape word names far more often
-    than an argmax drawn at random would."""
+    """The CLI's shapes defaults (latent prediction): captions mostly
+    exact, and the attention looks inside the object a colour or shape word
+    names for most of those words (87-90% on validation, BENCHMARKS.md; the
+    paper's deep output stays near 73%), far more often than an argmax
+    drawn at random would."""
     from applications.captioning import train as cli
     from applications.captioning.metrics import caption_metrics
     from applications.captioning.shapes import attention_localisation
@@ -163,4 +165,4 @@ def test_short_training_learns_the_shapes_and_where_they_are():
     found = attention_localisation(maps, tokens, test.objects, 32)
     assert bleu_4 > 80.0 and exact > 0.6, (bleu_4, exact)
     assert found["words"] > 200
-    assert found["rate"] > 3 * found["chance"], found
+    assert found["rate"] > 0.8 and found["rate"] > 3 * found["chance"], found
