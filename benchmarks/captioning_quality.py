@@ -37,6 +37,7 @@ from applications.captioning import data  # noqa: E402
 from applications.captioning import train as cli  # noqa: E402
 from applications.captioning.captioner import Captioner  # noqa: E402
 from applications.captioning.config import CaptioningConfig  # noqa: E402
+from applications.captioning.decoder import PREDICTIONS  # noqa: E402
 from applications.captioning.metrics import caption_metrics  # noqa: E402
 from applications.captioning.shapes import attention_localisation  # noqa: E402
 
@@ -77,7 +78,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--prediction",
-        choices=["deep", "latent"],
+        choices=PREDICTIONS,
         help="the attention model's word prediction (default: the "
         "dataset's defaults, 'latent' for the shapes and 'deep' for "
         "Flickr8k; the baseline has no attention, so it always uses 'deep')",

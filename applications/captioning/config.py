@@ -3,8 +3,8 @@
 import dataclasses
 
 from applications.captioning.decoder import ATTENTIONS
-from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
+from applications.captioning.decoder import check_prediction
 from applications.common.config import AppConfig
 
 
@@ -64,17 +64,7 @@ class CaptioningConfig(AppConfig):
                 f"`attention_query` must be one of {QUERIES}. Received: "
                 f"attention_query={self.attention_query!r}"
             )
-        if self.prediction not in PREDICTIONS:
-            raise ValueError(
-                f"`prediction` must be one of {PREDICTIONS}. Received: "
-                f"prediction={self.prediction!r}"
-            )
-        if self.prediction == "latent" and self.attention is None:
-            raise ValueError(
-                "prediction='latent' predicts words from the positions the "
-                "decoder looks at, so it needs an `attention`. Received: "
-                "attention=None"
-            )
+        check_prediction(self.prediction, self.attention)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"

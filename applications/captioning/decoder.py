@@ -58,6 +58,22 @@ QUERIES = ("state", "state_and_word")
 PREDICTIONS = ("deep", "latent")
 
 
+def check_prediction(prediction, attention):
+    """Raises a `ValueError` unless `prediction` is one of `PREDICTIONS`
+    and, for `"latent"`, there is an `attention` to mix over."""
+    if prediction not in PREDICTIONS:
+        raise ValueError(
+            f"`prediction` must be one of {PREDICTIONS}. Received: "
+            f"prediction={prediction!r}"
+        )
+    if prediction == "latent" and attention is None:
+        raise ValueError(
+            "prediction='latent' predicts each word from the positions the "
+            "decoder looks at, so it needs an `attention`. Received: "
+            "attention=None"
+        )
+
+
 def attention_penalty(weights, step_mask=None):
     """The doubly stochastic attention penalty, per example.
 
@@ -157,17 +173,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             raise ValueError(
                 f"`query` must be one of {QUERIES}. Received: query={query!r}"
             )
-        if prediction not in PREDICTIONS:
-            raise ValueError(
-                f"`prediction` must be one of {PREDICTIONS}. Received: "
-                f"prediction={prediction!r}"
-            )
-        if prediction == "latent" and attention is None:
-            raise ValueError(
-                "prediction='latent' predicts each word from the positions "
-                "the decoder looks at, so it needs an `attention`. "
-                "Received: attention=None"
-            )
+        check_prediction(prediction, attention)
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
@@ -270,7 +276,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         mean = memory["mean"]
         state = (self.init_h(mean), self.init_c(mean))
         if self.prediction == "latent":
-            state += (ops.zeros_like(memory["mean"]),)
+            state += (ops.zeros_like(mean),)
         return state
 
     def look(self, h, embedded, memory):
