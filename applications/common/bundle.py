@@ -146,7 +146,9 @@ class SavedBundle:
         return bundle
 
     @classmethod
-    def start_run(cls, run_dir, strategy, create, precision_flag=None):
+    def start_run(
+        cls, run_dir, strategy, create, precision_flag=None, parser=None
+    ):
         """The bundle an `attention-zoo train APP` run trains.
 
         Resumed from `run_dir` (config, vocabularies; `fit` restores the
@@ -154,12 +156,20 @@ class SavedBundle:
         `create()`. Then the global dtype policy is set to the run's
         precision (`precision.use_run_precision`; a `--precision` flag
         that differs from a resumed run's is reported and ignored).
+        With `parser`, a `ValueError` from `create()` (a config check: a
+        bad flag value) is reported as the command's usage error rather
+        than a traceback.
         """
         if training.has_backup(run_dir):
             print(f"Resuming the interrupted run in {run_dir}")
             bundle = cls.load_assets(run_dir, strategy)
-        else:
+        elif parser is None:
             bundle = create()
+        else:
+            try:
+                bundle = create()
+            except ValueError as error:
+                parser.error(str(error))
         precision.use_run_precision(bundle.config, precision_flag)
         return bundle
 

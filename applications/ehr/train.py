@@ -219,7 +219,9 @@ def main(argv=None):
             config = config.replace(use_notes=False)
         return RiskModel(config, strategy=strategy)
 
-    risk_model = RiskModel.start_run(run_dir, strategy, create, args.precision)
+    risk_model = RiskModel.start_run(
+        run_dir, strategy, create, args.precision, parser
+    )
     risk_model.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
         return 0  # the chief evaluates, draws and exports

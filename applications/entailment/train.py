@@ -212,7 +212,7 @@ def main(argv=None):
         return classifier
 
     classifier = EntailmentClassifier.start_run(
-        run_dir, strategy, create, args.precision
+        run_dir, strategy, create, args.precision, parser
     )
     classifier.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):

@@ -162,6 +162,7 @@ def main(argv=None):
             _config(args, synthetic is not None), strategy=strategy
         ),
         args.precision,
+        parser,
     )
     translator.fit(train, validation, checkpoint_dir=run_dir)
     if not distribute.is_chief(strategy):
