@@ -77,6 +77,11 @@ def main(argv=None):
     parser.add_argument("--attention-regularization", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--augment",
+        action="store_true",
+        help="random crops and mirror images of the training photographs",
+    )
+    parser.add_argument(
         "--prediction",
         choices=PREDICTIONS,
         help="the attention model's word prediction (default: the "
@@ -102,6 +107,7 @@ def main(argv=None):
                 embedding_dim=args.embedding_dim,
                 dropout=args.dropout,
                 attention_regularization=args.attention_regularization,
+                augment=args.augment,
                 epochs=args.epochs,
             )
         train, validation, test = load(dataset, base["image_size"], args.seed)

@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications.captioning import decoding
+from applications.captioning.augment import random_crops
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
@@ -92,13 +93,15 @@ class Captioner(SavedBundle):
         self._decoders = {}
         return self.model
 
-    def dataset(self, images, captions, shuffle=False):
+    def dataset(self, images, captions, shuffle=False, augment=False):
         """Teacher-forced batches of `(image, caption)` pairs.
 
         `captions[i]` is a str or a list of str for `images[i]`; every
         caption makes one pair. `caption_in` is START + tokens, the target
         tokens + END, both cut and PAD-filled to `max_length`, a fixed
         length (the decoder then unrolls its steps, which XLA needs).
+        With `augment`, each pair's image is a random crop, mirrored half
+        of the time (`augment.random_crops`).
         """
         images = _check_images(images, self.config.image_size)
         index, texts = [], []
@@ -129,8 +132,11 @@ class Captioner(SavedBundle):
             caption_out = tf.concat([tokens, ends], axis=1).to_tensor(
                 PAD_ID, shape=[None, length]
             )
+            image = tf.gather(pixels, index)
+            if augment:
+                image = random_crops(image, seed=self.config.seed)
             inputs = {
-                "image": tf.gather(pixels, index),
+                "image": image,
                 "caption_in": caption_in,
             }
             return inputs, caption_out
@@ -164,7 +170,9 @@ class Captioner(SavedBundle):
         if validation is not None:
             validation_data = self.dataset(*validation)
         history = self.fit_datasets(
-            self.dataset(images, captions, shuffle=True),
+            self.dataset(
+                images, captions, shuffle=True, augment=self.config.augment
+            ),
             validation_data,
             epochs,
             checkpoint_dir,

@@ -36,6 +36,10 @@ class CaptioningConfig(AppConfig):
     batch_size: int = 32
     epochs: int = 10
     learning_rate: float = 1e-3
+    # Random crops (each side 80-100%) and mirror images of the training
+    # images (`applications.captioning.augment`): for photographs; the
+    # generated shapes' captions say left and right, so off by default.
+    augment: bool = False
     seed: int = 0
     # A Keras dtype policy: "float32", "mixed_bfloat16" or "mixed_float16"
     # (`applications.common.precision`; configs saved without it: float32).

@@ -157,6 +157,12 @@ def _parser():
     precision.add_precision_argument(parser)
     parser.add_argument("--learning-rate", type=float)
     parser.add_argument(
+        "--augment",
+        action="store_true",
+        help="train on random crops and mirror images of the photographs "
+        "(not for the generated shapes, whose captions say left and right)",
+    )
+    parser.add_argument(
         "--beam-size",
         type=int,
         default=3,
@@ -185,6 +191,14 @@ def _config(args, synthetic):
         trainable_encoder=not args.freeze_encoder,
         encoder_weights=args.encoder_weights,
     )
+    if args.augment:
+        if synthetic:
+            raise ValueError(
+                "--augment mirrors the training images, and the generated "
+                "shapes' captions say 'left of' and 'right of': give it "
+                "with --data (photographs) only."
+            )
+        values["augment"] = True
     for field in (
         "encoder",
         "attention_regularization",
@@ -449,6 +463,7 @@ def main(argv=None):
         strategy,
         lambda: Captioner(_config(args, synthetic), strategy=strategy),
         args.precision,
+        parser,
     )
     config = captioner.config
     if synthetic:

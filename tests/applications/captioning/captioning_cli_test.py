@@ -199,6 +199,7 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
             "state_and_word",
             "--prediction",
             "latent",
+            "--augment",
             *TINY,
             "--beam-size",
             "1",
@@ -225,6 +226,7 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
     decoder = Captioner.load(tmp_path / "run").model.get_layer("decoder")
     assert decoder.query == "state_and_word"
     assert config["prediction"] == decoder.prediction == "latent"
+    assert config["augment"] is True
 
 
 def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
@@ -240,6 +242,16 @@ def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
             parser.parse_args(["--no-attention", "--prediction", "latent"]),
             False,
         )
+
+
+def test_augment_is_for_photographs_not_the_generated_shapes():
+    from applications.captioning import train
+
+    parser = train._parser()
+    assert not train._config(parser.parse_args([]), False).augment
+    assert train._config(parser.parse_args(["--augment"]), False).augment
+    with pytest.raises(ValueError, match="left of"):
+        train._config(parser.parse_args(["--augment"]), True)
 
 
 def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
