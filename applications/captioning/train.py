@@ -36,7 +36,7 @@ from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
 from applications.common import distribute
 from applications.common import exporting
-from applications.common import precision
+from applications.common import train_flags
 
 # A model that learns the generated shapes in about two minutes on 2
 # cores: 32 px images (an 8 x 8 feature map) and no doubly stochastic
@@ -149,13 +149,7 @@ def _parser():
     parser.add_argument("--vocabulary-size", type=int)
     parser.add_argument("--max-length", type=int)
     parser.add_argument("--dropout", type=float)
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument(
-        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
-    )
-    distribute.add_strategy_argument(parser)
-    precision.add_precision_argument(parser)
-    parser.add_argument("--learning-rate", type=float)
+    train_flags.add_training_arguments(parser)
     parser.add_argument(
         "--augment",
         action="store_true",
@@ -168,25 +162,28 @@ def _parser():
         default=3,
         help="beam size for the test captions and the export",
     )
-    parser.add_argument(
-        "--run-dir",
-        default="outputs/captioning",
-        help="checkpoints, vocabulary, config, pictures",
+    train_flags.add_run_arguments(
+        parser, "captioning", "checkpoints, vocabulary, config, pictures"
     )
-    parser.add_argument(
-        "--export",
-        metavar="DIR",
-        help="export a new version under DIR (e.g. saved_models/captioning)",
-    )
-    exporting.add_jit_compile_flag(parser)
-    parser.add_argument("--seed", type=int, default=0)
     return parser
 
 
 def _config(args, synthetic):
-    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
-    values.update(
-        seed=args.seed,
+    values = train_flags.config_values(
+        args,
+        SYNTHETIC_DEFAULTS if synthetic else {},
+        (
+            "encoder",
+            "attention_regularization",
+            "attention_query",
+            "prediction",
+            "image_size",
+            "embedding_dim",
+            "units",
+            "vocabulary_size",
+            "max_length",
+            "dropout",
+        ),
         attention=None if args.no_attention else args.attention,
         trainable_encoder=not args.freeze_encoder,
         encoder_weights=args.encoder_weights,
@@ -199,24 +196,6 @@ def _config(args, synthetic):
                 "with --data (photographs) only."
             )
         values["augment"] = True
-    for field in (
-        "encoder",
-        "attention_regularization",
-        "attention_query",
-        "prediction",
-        "image_size",
-        "embedding_dim",
-        "units",
-        "vocabulary_size",
-        "max_length",
-        "dropout",
-        "epochs",
-        "batch_size",
-        "learning_rate",
-        "precision",
-    ):
-        if getattr(args, field) is not None:
-            values[field] = getattr(args, field)
     if values["attention"] is None and args.prediction is None:
         values["prediction"] = "deep"  # the baseline has nothing to mix
     return CaptioningConfig(**values)

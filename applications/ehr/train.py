@@ -20,7 +20,7 @@ import sys
 
 from applications.common import distribute
 from applications.common import exporting
-from applications.common import precision
+from applications.common import train_flags
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
 from applications.ehr.model import ENCODERS
@@ -63,51 +63,28 @@ def _parser():
     )
     parser.add_argument("--synthetic-patients", type=int, default=1500)
     parser.add_argument("--encoder", choices=ENCODERS)
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument(
-        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
-    )
-    distribute.add_strategy_argument(parser)
-    precision.add_precision_argument(parser)
+    train_flags.add_training_arguments(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--units", type=int)
     parser.add_argument("--max-events", type=int)
-    parser.add_argument("--learning-rate", type=float)
     parser.add_argument(
         "--no-notes", action="store_true", help="events only, no note"
     )
     parser.add_argument("--validation-fraction", type=float, default=0.1)
     parser.add_argument("--test-fraction", type=float, default=0.1)
-    parser.add_argument(
-        "--run-dir",
-        default="outputs/ehr",
-        help="checkpoints, vocabularies, scaler, config",
+    train_flags.add_run_arguments(
+        parser, "ehr", "checkpoints, vocabularies, scaler, config"
     )
-    parser.add_argument(
-        "--export",
-        metavar="DIR",
-        help="export a new version under DIR (e.g. saved_models/ehr)",
-    )
-    exporting.add_jit_compile_flag(parser)
-    parser.add_argument("--seed", type=int, default=0)
     return parser
 
 
 def _config(args, synthetic):
-    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
-    values.update(seed=args.seed, use_notes=not args.no_notes)
-    for field in (
-        "encoder",
-        "epochs",
-        "batch_size",
-        "embedding_dim",
-        "units",
-        "max_events",
-        "learning_rate",
-        "precision",
-    ):
-        if getattr(args, field) is not None:
-            values[field] = getattr(args, field)
+    values = train_flags.config_values(
+        args,
+        SYNTHETIC_DEFAULTS if synthetic else {},
+        ("encoder", "embedding_dim", "units", "max_events"),
+        use_notes=not args.no_notes,
+    )
     return EHRConfig(**values)
 
 

@@ -18,7 +18,7 @@ import os
 
 from applications.common import distribute
 from applications.common import exporting
-from applications.common import precision
+from applications.common import train_flags
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
 
@@ -77,54 +77,33 @@ def _parser():
         action="store_true",
         help="keep the word vectors fixed (random or --word-vectors)",
     )
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument(
-        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
-    )
-    distribute.add_strategy_argument(parser)
-    precision.add_precision_argument(parser)
+    train_flags.add_training_arguments(parser)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--hidden-units", type=int)
     parser.add_argument("--vocabulary-size", type=int)
     parser.add_argument("--max-length", type=int)
     parser.add_argument("--dropout", type=float)
-    parser.add_argument("--learning-rate", type=float)
-    parser.add_argument(
-        "--run-dir",
-        default="outputs/entailment",
-        help="checkpoints, vocabulary, config, pictures",
+    train_flags.add_run_arguments(
+        parser, "entailment", "checkpoints, vocabulary, config, pictures"
     )
-    parser.add_argument(
-        "--export",
-        metavar="DIR",
-        help="export a new version under DIR (e.g. saved_models/entailment)",
-    )
-    exporting.add_jit_compile_flag(parser)
-    parser.add_argument("--seed", type=int, default=0)
     return parser
 
 
 def _config(args, synthetic):
-    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
-    values.update(
-        seed=args.seed,
+    values = train_flags.config_values(
+        args,
+        SYNTHETIC_DEFAULTS if synthetic else {},
+        (
+            "embedding_dim",
+            "hidden_units",
+            "vocabulary_size",
+            "max_length",
+            "dropout",
+        ),
         intra_attention=args.intra_attention,
         attention=not args.no_attention,
         trainable_embeddings=not args.fixed_embeddings,
     )
-    for field in (
-        "epochs",
-        "batch_size",
-        "embedding_dim",
-        "hidden_units",
-        "vocabulary_size",
-        "max_length",
-        "dropout",
-        "learning_rate",
-        "precision",
-    ):
-        if getattr(args, field) is not None:
-            values[field] = getattr(args, field)
     return EntailmentConfig(**values)
 
 

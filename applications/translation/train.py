@@ -15,7 +15,7 @@ import os
 
 from applications.common import distribute
 from applications.common import exporting
-from applications.common import precision
+from applications.common import train_flags
 from applications.translation import data
 from applications.translation.config import TranslationConfig
 
@@ -56,17 +56,11 @@ def _parser():
         choices=["additive", "general", "dot", "scaled_dot", "none"],
     )
     parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument(
-        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
-    )
-    distribute.add_strategy_argument(parser)
-    precision.add_precision_argument(parser)
+    train_flags.add_training_arguments(parser)
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)
     parser.add_argument("--max-length", type=int)
-    parser.add_argument("--learning-rate", type=float)
     parser.add_argument(
         "--beam-size",
         type=int,
@@ -75,40 +69,21 @@ def _parser():
     )
     parser.add_argument("--validation-fraction", type=float, default=0.05)
     parser.add_argument("--test-fraction", type=float, default=0.05)
-    parser.add_argument(
-        "--run-dir",
-        default="outputs/translation",
-        help="checkpoints, vocabularies, config, pictures",
+    train_flags.add_run_arguments(
+        parser, "translation", "checkpoints, vocabularies, config, pictures"
     )
-    parser.add_argument(
-        "--export",
-        metavar="DIR",
-        help="export a new version under DIR (e.g. saved_models/translation)",
-    )
-    exporting.add_jit_compile_flag(parser)
-    parser.add_argument("--seed", type=int, default=0)
     return parser
 
 
 def _config(args, synthetic):
-    values = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
-    values.update(
+    values = train_flags.config_values(
+        args,
+        SYNTHETIC_DEFAULTS if synthetic else {},
+        ("units", "embedding_dim", "max_length"),
         model=args.model,
         cell=args.cell,
-        seed=args.seed,
         attention=None if args.attention == "none" else args.attention,
     )
-    for flag, field in [
-        ("epochs", "epochs"),
-        ("batch_size", "batch_size"),
-        ("units", "units"),
-        ("embedding_dim", "embedding_dim"),
-        ("max_length", "max_length"),
-        ("learning_rate", "learning_rate"),
-        ("precision", "precision"),
-    ]:
-        if getattr(args, flag) is not None:
-            values[field] = getattr(args, flag)
     if args.vocabulary_size is not None:
         values["source_vocabulary_size"] = args.vocabulary_size
         values["target_vocabulary_size"] = args.vocabulary_size
