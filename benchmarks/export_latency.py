@@ -60,29 +60,26 @@ import tensorflow as tf  # noqa: E402
 # Run as a script from the repository root without installing.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from applications import synthetic_workloads  # noqa: E402
 from applications.captioning import train as captioning_train  # noqa: E402
-from applications.captioning.captioner import Captioner  # noqa: E402
-from applications.captioning.config import CaptioningConfig  # noqa: E402
 from applications.captioning.shapes import make_synthetic_shapes  # noqa: E402
 from applications.ehr import data as ehr_data  # noqa: E402
 from applications.ehr import train as ehr_train  # noqa: E402
-from applications.ehr.config import EHRConfig  # noqa: E402
-from applications.ehr.risk_model import RiskModel  # noqa: E402
 from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from applications.entailment import data as entailment_data  # noqa: E402
 from applications.entailment import train as entailment_train  # noqa: E402
-from applications.entailment.classifier import EntailmentClassifier  # noqa: E402
-from applications.entailment.config import EntailmentConfig  # noqa: E402
 from applications.translation import data as translation_data  # noqa: E402
 from applications.translation import train as translation_train  # noqa: E402
-from applications.translation.config import TranslationConfig  # noqa: E402
-from applications.translation.translator import Translator  # noqa: E402
 
-APPLICATIONS = ("translation", "entailment", "captioning", "ehr")
+APPLICATIONS = synthetic_workloads.APPLICATIONS
 
 
-def _settings(defaults, epochs):
-    return dict(defaults, epochs=epochs, seed=0)
+def _bundle(app, defaults, epochs):
+    """APP's bundle with its `train.py`'s settings for generated data
+    (`defaults`), `epochs` and seed 0."""
+    bundle_class = synthetic_workloads.bundle_class(app)
+    settings = dict(defaults, epochs=epochs, seed=0)
+    return bundle_class(bundle_class.config_class(**settings))
 
 
 def prepare_translation(epochs):
@@ -91,8 +88,9 @@ def prepare_translation(epochs):
     train, _, test = translation_data.split_pairs(
         pairs, 0.05, 0.05, seed=0, group_by="source"
     )
-    settings = _settings(translation_train.SYNTHETIC_DEFAULTS, epochs)
-    translator = Translator(TranslationConfig(**settings))
+    translator = _bundle(
+        "translation", translation_train.SYNTHETIC_DEFAULTS, epochs
+    )
     translator.fit(train, verbose=0)
     sentences = [source for source, _ in test]
 
@@ -109,8 +107,9 @@ def prepare_entailment(epochs):
     generated = entailment_data.make_synthetic_entailment(8000, seed=0)
     train, _ = entailment_data.split_examples(generated.examples, 0.1, seed=0)
     test = entailment_data.make_synthetic_entailment(1000, seed=1).examples
-    settings = _settings(entailment_train.SYNTHETIC_DEFAULTS, epochs)
-    classifier = EntailmentClassifier(EntailmentConfig(**settings))
+    classifier = _bundle(
+        "entailment", entailment_train.SYNTHETIC_DEFAULTS, epochs
+    )
     classifier.fit(train, verbose=0)
 
     def inputs(indices):
@@ -123,10 +122,11 @@ def prepare_entailment(epochs):
 
 
 def prepare_captioning(epochs):
-    settings = _settings(captioning_train.SYNTHETIC_DEFAULTS, epochs)
-    size = settings["image_size"]
+    captioner = _bundle(
+        "captioning", captioning_train.SYNTHETIC_DEFAULTS, epochs
+    )
+    size = captioner.config.image_size
     shapes = make_synthetic_shapes(4000, size, seed=0)
-    captioner = Captioner(CaptioningConfig(**settings))
     captioner.fit(
         shapes.images[:3600], [[c] for c in shapes.captions[:3600]], verbose=0
     )
@@ -152,8 +152,7 @@ def prepare_captioning(epochs):
 def prepare_ehr(epochs):
     records = make_synthetic_patients(1500, seed=0).records
     train, _, test = ehr_data.split_patients(records, 0.1, 0.1, seed=0)
-    settings = _settings(ehr_train.SYNTHETIC_DEFAULTS, epochs)
-    risk_model = RiskModel(EHRConfig(**settings))
+    risk_model = _bundle("ehr", ehr_train.SYNTHETIC_DEFAULTS, epochs)
     risk_model.fit(train, verbose=0)
 
     def inputs(indices):

@@ -39,81 +39,47 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import keras  # noqa: E402
 
+from applications import synthetic_workloads  # noqa: E402
 from applications.common import distribute  # noqa: E402
 
-APPS = ("translation", "entailment", "captioning", "ehr")
+APPS = synthetic_workloads.APPLICATIONS
 SETUPS = ("default", "mirrored x1", "mirrored x2")
+
+# Application -> its model's sizes (the batch size is set per run).
+SETTINGS = {
+    "translation": dict(
+        embedding_dim=32,
+        units=64,
+        source_vocabulary_size=300,
+        target_vocabulary_size=300,
+        max_length=16,
+    ),
+    "entailment": dict(
+        embedding_dim=32, hidden_units=64, vocabulary_size=400, max_length=24
+    ),
+    "captioning": dict(
+        image_size=32,
+        embedding_dim=32,
+        units=64,
+        vocabulary_size=200,
+        max_length=10,
+    ),
+    "ehr": dict(embedding_dim=32, units=32, encoder="multihead", num_heads=2),
+}
 
 
 def make_workload(app, count, batch_size, strategy):
     """`(bundle, fit, examples)`: APP's bundle with `batch_size` per
     replica under `strategy`, `fit(epochs, callbacks)` and the examples
     an epoch trains on (`count` records, pairs or images)."""
-    if app == "translation":
-        from applications.translation import data
-        from applications.translation.config import TranslationConfig
-        from applications.translation.translator import Translator
-
-        pairs = data.make_synthetic_pairs(count, seed=0).pairs
-        config = TranslationConfig(
-            embedding_dim=32,
-            units=64,
-            source_vocabulary_size=300,
-            target_vocabulary_size=300,
-            max_length=16,
-            batch_size=batch_size,
-        )
-        bundle = Translator(config, strategy=strategy)
-        return bundle, _fitter(bundle, pairs), len(pairs)
-    if app == "entailment":
-        from applications.entailment.classifier import EntailmentClassifier
-        from applications.entailment.config import EntailmentConfig
-        from applications.entailment.data import make_synthetic_entailment
-
-        examples = make_synthetic_entailment(count, seed=0).examples
-        config = EntailmentConfig(
-            embedding_dim=32,
-            hidden_units=64,
-            vocabulary_size=400,
-            max_length=24,
-            batch_size=batch_size,
-        )
-        bundle = EntailmentClassifier(config, strategy=strategy)
-        return bundle, _fitter(bundle, examples), len(examples)
-    if app == "captioning":
-        from applications.captioning.captioner import Captioner
-        from applications.captioning.config import CaptioningConfig
-        from applications.captioning.shapes import make_synthetic_shapes
-
-        shapes = make_synthetic_shapes(count, image_size=32, seed=0)
-        config = CaptioningConfig(
-            image_size=32,
-            embedding_dim=32,
-            units=64,
-            vocabulary_size=200,
-            max_length=10,
-            batch_size=batch_size,
-        )
-        bundle = Captioner(config, strategy=strategy)
-        captions = [[c] if isinstance(c, str) else c for c in shapes.captions]
-        fit = _fitter(bundle, shapes.images, shapes.captions)
-        return bundle, fit, sum(len(c) for c in captions)
-    if app == "ehr":
-        from applications.ehr.config import EHRConfig
-        from applications.ehr.risk_model import RiskModel
-        from applications.ehr.synthetic import make_synthetic_patients
-
-        records = make_synthetic_patients(count, seed=0).records
-        config = EHRConfig(
-            embedding_dim=32,
-            units=32,
-            encoder="multihead",
-            num_heads=2,
-            batch_size=batch_size,
-        )
-        bundle = RiskModel(config, strategy=strategy)
-        return bundle, _fitter(bundle, records), len(records)
-    raise ValueError(f"Unknown application {app!r}")
+    bundle_class = synthetic_workloads.bundle_class(app)
+    data = synthetic_workloads.fit_arguments(app, count)
+    config = bundle_class.config_class(**SETTINGS[app], batch_size=batch_size)
+    bundle = bundle_class(config, strategy=strategy)
+    examples = len(data[0])
+    if app == "captioning":  # an example per caption
+        examples = sum(1 if isinstance(c, str) else len(c) for c in data[1])
+    return bundle, _fitter(bundle, *data), examples
 
 
 def _fitter(bundle, *data):

@@ -31,12 +31,51 @@ import os
 import subprocess
 import sys
 
+from applications import synthetic_workloads
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BATCH = 8  # per replica
 STEPS = 6  # steps per epoch: every batch full
 EPOCHS = 2
-APPS = ("translation", "entailment", "captioning", "ehr")
+APPS = synthetic_workloads.APPLICATIONS
+
+# Application -> the seed of its generated examples, and the sizes in
+# which its model differs from its tiny config.
+SEEDS = {"translation": 0, "entailment": 0, "captioning": 0, "ehr": 3}
+SIZES = {
+    "translation": dict(
+        units=16, source_vocabulary_size=120, target_vocabulary_size=120
+    ),
+    "entailment": dict(hidden_units=12, vocabulary_size=200),
+}
+
+
+def _translate(bundle, pairs):
+    return bundle.translate([source for source, _ in pairs[:2]])
+
+
+def _entail(bundle, examples):
+    result = bundle.predict(examples.premises[:2], examples.hypotheses[:2])
+    return result["labels"]
+
+
+def _caption(bundle, images, captions):
+    return bundle.caption(images[:2], beam_size=2)
+
+
+def _risk(bundle, records):
+    return bundle.predict(records.select(range(2)))["risk"]
+
+
+# Application -> its inference on two of its generated examples, called as
+# `INFER[app](bundle, *synthetic_workloads.fit_arguments(app, ...))`.
+INFER = {
+    "translation": _translate,
+    "entailment": _entail,
+    "captioning": _caption,
+    "ehr": _risk,
+}
 
 
 def tiny_run(app, strategy, batch_size=BATCH):
@@ -45,91 +84,23 @@ def tiny_run(app, strategy, batch_size=BATCH):
     `STEPS` global batches and `infer(bundle)` running its inference on
     two examples."""
     from applications.common import distribute
+    from tests.tiny_configs import TINY_CONFIGS
 
+    bundle_class = synthetic_workloads.bundle_class(app)
     examples = STEPS * distribute.global_batch_size(batch_size, strategy)
-    if app == "translation":
-        from applications.translation import data
-        from applications.translation.config import TranslationConfig
-        from applications.translation.translator import Translator
-
-        pairs = data.make_synthetic_pairs(examples, seed=0).pairs
-        config = TranslationConfig(
-            embedding_dim=16,
-            units=16,
-            source_vocabulary_size=120,
-            target_vocabulary_size=120,
-            max_length=12,
-            dropout=0.0,
-        )
-        bundle = Translator(_per_replica(config, batch_size), strategy=strategy)
-        return (
-            bundle,
-            lambda bundle, **kwargs: bundle.fit(pairs, **kwargs),
-            lambda bundle: bundle.translate([s for s, _ in pairs[:2]]),
-        )
-    if app == "entailment":
-        from applications.entailment.classifier import EntailmentClassifier
-        from applications.entailment.config import EntailmentConfig
-        from applications.entailment.data import make_synthetic_entailment
-
-        generated = make_synthetic_entailment(examples, seed=0).examples
-        config = EntailmentConfig(
-            embedding_dim=12,
-            hidden_units=12,
-            vocabulary_size=200,
-            max_length=16,
-            dropout=0.0,
-        )
-        bundle = EntailmentClassifier(
-            _per_replica(config, batch_size), strategy=strategy
-        )
-        return (
-            bundle,
-            lambda bundle, **kwargs: bundle.fit(generated, **kwargs),
-            lambda bundle: bundle.predict(
-                generated.premises[:2], generated.hypotheses[:2]
-            )["labels"],
-        )
-    if app == "captioning":
-        from applications.captioning.captioner import Captioner
-        from applications.captioning.config import CaptioningConfig
-        from applications.captioning.shapes import make_synthetic_shapes
-
-        shapes = make_synthetic_shapes(examples, image_size=32, seed=0)
-        config = CaptioningConfig(
-            image_size=32,
-            embedding_dim=8,
-            units=16,
-            vocabulary_size=100,
-            max_length=9,
-            dropout=0.0,
-        )
-        bundle = Captioner(_per_replica(config, batch_size), strategy=strategy)
-        return (
-            bundle,
-            lambda bundle, **kwargs: bundle.fit(
-                shapes.images, shapes.captions, **kwargs
-            ),
-            lambda bundle: bundle.caption(shapes.images[:2], beam_size=2),
-        )
-    if app == "ehr":
-        from applications.ehr.risk_model import RiskModel
-        from applications.ehr.synthetic import make_synthetic_patients
-        from tests.tiny_configs import TINY_EHR
-
-        records = make_synthetic_patients(examples, seed=3).records
-        config = TINY_EHR.replace(dropout=0.0)
-        bundle = RiskModel(_per_replica(config, batch_size), strategy=strategy)
-        return (
-            bundle,
-            lambda bundle, **kwargs: bundle.fit(records, **kwargs),
-            lambda bundle: bundle.predict(records.select(range(2)))["risk"],
-        )
-    raise ValueError(f"Unknown application {app!r}")
-
-
-def _per_replica(config, batch_size):
-    return config.replace(batch_size=batch_size, epochs=EPOCHS, seed=0)
+    data = synthetic_workloads.fit_arguments(app, examples, seed=SEEDS[app])
+    config = TINY_CONFIGS[app].replace(
+        **SIZES.get(app, {}),
+        dropout=0.0,
+        batch_size=batch_size,
+        epochs=EPOCHS,
+        seed=0,
+    )
+    return (
+        bundle_class(config, strategy=strategy),
+        lambda bundle, **kwargs: bundle.fit(*data, **kwargs),
+        lambda bundle: INFER[app](bundle, *data),
+    )
 
 
 def _record_losses():

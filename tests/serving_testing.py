@@ -16,75 +16,34 @@ import math
 import numpy as np
 import tensorflow as tf
 
-APPLICATIONS = ("translation", "entailment", "captioning", "ehr")
+from applications import synthetic_workloads
+from tests.tiny_configs import TINY_CONFIGS
+from tests.tiny_configs import TINY_EHR
+
+APPLICATIONS = synthetic_workloads.APPLICATIONS
+
+# Application -> its tiny config, and the `(count, seed)` of the generated
+# examples it trains on.
+CONFIGS = dict(
+    TINY_CONFIGS, ehr=TINY_EHR.replace(max_events=12, max_note_tokens=10)
+)
+TRAINING_DATA = {
+    "translation": (256, 0),
+    "entailment": (320, 0),
+    "captioning": (40, 0),
+    "ehr": (40, 5),
+}
 
 
 @functools.cache
 def tiny_bundle(application):
     """A trained `Translator`, `EntailmentClassifier`, `Captioner` or
     `RiskModel` with tiny sizes (one epoch)."""
-    if application == "translation":
-        from applications.translation import data
-        from applications.translation.config import TranslationConfig
-        from applications.translation.translator import Translator
-
-        bundle = Translator(
-            TranslationConfig(
-                embedding_dim=16,
-                units=24,
-                source_vocabulary_size=200,
-                target_vocabulary_size=200,
-                max_length=12,
-                batch_size=32,
-                epochs=1,
-            )
-        )
-        bundle.fit(data.make_synthetic_pairs(256, seed=0).pairs, verbose=0)
-    elif application == "entailment":
-        from applications.entailment import data
-        from applications.entailment.classifier import EntailmentClassifier
-        from applications.entailment.config import EntailmentConfig
-
-        bundle = EntailmentClassifier(
-            EntailmentConfig(
-                embedding_dim=12,
-                hidden_units=10,
-                vocabulary_size=300,
-                max_length=16,
-                batch_size=32,
-                epochs=1,
-            )
-        )
-        examples = data.make_synthetic_entailment(320, seed=0).examples
-        bundle.fit(examples, verbose=0)
-    elif application == "captioning":
-        from applications.captioning.captioner import Captioner
-        from applications.captioning.config import CaptioningConfig
-        from applications.captioning.shapes import make_synthetic_shapes
-
-        bundle = Captioner(
-            CaptioningConfig(
-                image_size=32,
-                embedding_dim=8,
-                units=16,
-                vocabulary_size=100,
-                max_length=9,
-                batch_size=16,
-                epochs=1,
-            )
-        )
-        shapes = make_synthetic_shapes(40, image_size=32, seed=0)
-        bundle.fit(shapes.images, shapes.captions, verbose=0)
-    elif application == "ehr":
-        from applications.ehr.risk_model import RiskModel
-        from applications.ehr.synthetic import make_synthetic_patients
-        from tests.tiny_configs import TINY_EHR
-
-        bundle = RiskModel(TINY_EHR.replace(max_events=12, max_note_tokens=10))
-        records = make_synthetic_patients(40, seed=5).records
-        bundle.fit(records, verbose=0)
-    else:
-        raise ValueError(f"Unknown application: {application!r}")
+    bundle_class = synthetic_workloads.bundle_class(application)
+    bundle = bundle_class(CONFIGS[application])
+    count, seed = TRAINING_DATA[application]
+    data = synthetic_workloads.fit_arguments(application, count, seed=seed)
+    bundle.fit(*data, verbose=0)
     return bundle
 
 

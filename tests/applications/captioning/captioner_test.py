@@ -9,16 +9,7 @@ from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.shapes import make_synthetic_shapes
 from tests import export_testing
-
-TINY = CaptioningConfig(
-    image_size=32,
-    embedding_dim=8,
-    units=16,
-    vocabulary_size=100,
-    max_length=9,
-    batch_size=16,
-    epochs=1,
-)
+from tests.tiny_configs import TINY_CAPTIONING as TINY
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,21 @@ import numpy as np
 import pytest
 
 from applications import cli
-from applications.captioning.captioner import Captioner
+from applications import synthetic_workloads
 from applications.captioning.config import CaptioningConfig
-from applications.captioning.shapes import make_synthetic_shapes
 from applications.common import precision
 from applications.ehr.config import EHRConfig
-from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.entailment import data as entailment_data
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
-from applications.translation import data as translation_data
 from applications.translation.config import TranslationConfig
-from applications.translation.translator import Translator
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
+from tests.tiny_configs import TINY_CAPTIONING
 from tests.tiny_configs import TINY_EHR
+from tests.tiny_configs import TINY_ENTAILMENT
+from tests.tiny_configs import TINY_TRANSLATION
 
 BF16 = "mixed_bfloat16"
 EPOCHS = 4
@@ -38,11 +37,18 @@ def float32_policy():
     keras.mixed_precision.set_global_policy("float32")
 
 
+def _fit(application, config, count, seed=0):
+    """`(bundle, history, fit_arguments)`: APPLICATION's bundle with
+    `config` trained for `EPOCHS` on `count` generated examples."""
+    data = synthetic_workloads.fit_arguments(application, count, seed=seed)
+    bundle = synthetic_workloads.bundle_class(application)(config)
+    history = bundle.fit(*data, epochs=EPOCHS, verbose=0)
+    return bundle, history, data
+
+
 def _translation(model):
-    pairs = translation_data.make_synthetic_pairs(96, seed=0).pairs
-    config = TranslationConfig(
+    config = TINY_TRANSLATION.replace(
         model=model,
-        embedding_dim=16,
         units=16,
         model_dim=16,
         num_heads=2,
@@ -51,12 +57,10 @@ def _translation(model):
         source_vocabulary_size=120,
         target_vocabulary_size=120,
         max_length=10,
-        batch_size=32,
         learning_rate=3e-3,
         precision=BF16,
     )
-    translator = Translator(config)
-    history = translator.fit(pairs, epochs=EPOCHS, verbose=0)
+    translator, history, (pairs,) = _fit("translation", config, 96)
 
     def check_outputs(bundle):
         texts = [source for source, _ in pairs[:3]]
@@ -71,20 +75,15 @@ def _translation(model):
 
 
 def _entailment():
-    examples = entailment_data.make_synthetic_entailment(96, seed=0).examples
-    config = EntailmentConfig(
-        embedding_dim=12,
-        hidden_units=10,
+    config = TINY_ENTAILMENT.replace(
         vocabulary_size=200,
         max_length=12,
         intra_attention=True,
         dropout=0.0,
-        batch_size=32,
         learning_rate=3e-3,
         precision=BF16,
     )
-    classifier = EntailmentClassifier(config)
-    history = classifier.fit(examples, epochs=EPOCHS, verbose=0)
+    classifier, history, (examples,) = _fit("entailment", config, 96)
 
     def check_outputs(bundle):
         result = bundle.predict(examples.premises[:4], examples.hypotheses[:4])
@@ -99,39 +98,26 @@ def _entailment():
 
 
 def _captioning():
-    shapes = make_synthetic_shapes(48, image_size=32, seed=0)
-    config = CaptioningConfig(
-        image_size=32,
-        embedding_dim=8,
-        units=16,
-        vocabulary_size=60,
-        max_length=8,
-        batch_size=16,
-        learning_rate=3e-3,
-        precision=BF16,
+    config = TINY_CAPTIONING.replace(
+        vocabulary_size=60, max_length=8, learning_rate=3e-3, precision=BF16
     )
-    captioner = Captioner(config)
-    history = captioner.fit(
-        shapes.images, shapes.captions, epochs=EPOCHS, verbose=0
-    )
+    captioner, history, (images, captions) = _fit("captioning", config, 48)
 
     def check_outputs(bundle):
         texts, maps, _ = bundle.caption(
-            shapes.images[:3], beam_size=2, return_attention=True
+            images[:3], beam_size=2, return_attention=True
         )
         assert len(texts) == 3 and all(isinstance(t, str) for t in texts)
         for heatmaps in maps:
             _check_float32(heatmaps)
 
-    batch = captioner.dataset(shapes.images[:4], shapes.captions[:4])
+    batch = captioner.dataset(images[:4], captions[:4])
     return captioner, history, next(iter(batch))[0], check_outputs
 
 
 def _ehr():
-    records = make_synthetic_patients(64, seed=3).records
     config = TINY_EHR.replace(learning_rate=3e-3, dropout=0.0, precision=BF16)
-    risk_model = RiskModel(config)
-    history = risk_model.fit(records, epochs=EPOCHS, verbose=0)
+    risk_model, history, (records,) = _fit("ehr", config, 64, seed=3)
 
     def check_outputs(bundle):
         result = bundle.predict(records.select(range(4)), top_k=2)

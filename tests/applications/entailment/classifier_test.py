@@ -11,15 +11,7 @@ from applications.entailment.classifier import classification_report
 from applications.entailment.config import EntailmentConfig
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
-
-TINY = EntailmentConfig(
-    embedding_dim=12,
-    hidden_units=10,
-    vocabulary_size=300,
-    max_length=16,
-    batch_size=32,
-    epochs=1,
-)
+from tests.tiny_configs import TINY_ENTAILMENT as TINY
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,7 @@ from applications.translation.config import TranslationConfig
 from applications.translation.translator import Translator
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
-
-TINY = TranslationConfig(
-    embedding_dim=16,
-    units=24,
-    source_vocabulary_size=200,
-    target_vocabulary_size=200,
-    max_length=12,
-    batch_size=32,
-    epochs=1,
-)
+from tests.tiny_configs import TINY_TRANSLATION as TINY
 
 
 @pytest.fixture(scope="module")
