@@ -32,6 +32,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
 
 from applications.captioning import data  # noqa: E402
 from applications.captioning import train as cli  # noqa: E402
@@ -77,6 +78,12 @@ def main(argv=None):
     parser.add_argument("--attention-regularization", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="resamples for the paired bootstrap of the two models' difference",
+    )
+    parser.add_argument(
         "--augment",
         action="store_true",
         help="random crops and mirror images of the training photographs",
@@ -97,6 +104,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     rows = []
+    captions = {}  # (dataset, model) -> split -> (hypotheses, references)
     for dataset in args.datasets:
         if dataset == "shapes":
             base = dict(cli.SYNTHETIC_DEFAULTS, epochs=args.epochs)
@@ -144,10 +152,10 @@ def main(argv=None):
             best = losses.index(min(losses)) + 1
             # Validation scores too: a choice between models can be read
             # from these without the test split.
-            checked = caption_metrics(
-                captioner.caption(validation.images, beam_size=3),
-                validation.captions,
+            checked_hypotheses = captioner.caption(
+                validation.images, beam_size=3
             )
+            checked = caption_metrics(checked_hypotheses, validation.captions)
             hypotheses, heatmaps, tokens = captioner.caption(
                 test.images, beam_size=3, return_attention=True
             )
@@ -158,6 +166,10 @@ def main(argv=None):
                 located = attention_localisation(
                     heatmaps, tokens, test.objects, config.image_size
                 )["rate"]
+            captions[dataset, name] = {
+                "validation": (checked_hypotheses, validation.captions),
+                "test": (hypotheses, test.captions),
+            }
             rows.append(
                 (dataset, name, captioner.model.count_params(), best,
                  len(losses), minutes, scores, exact, located, checked)
@@ -184,7 +196,49 @@ def main(argv=None):
             f"{minutes:.1f} | {bleu} | {s['cider']:.3f} | {exact:.1%} | "
             f"{located:.1%} | {v['bleu_4']:.1f} | {v['cider']:.3f} |"
         )
+    for dataset in args.datasets:
+        pair = [captions.get((dataset, m)) for m in ("attention", "baseline")]
+        if None not in pair:
+            print_paired_bootstrap(dataset, *pair, args.bootstrap)
     return 0
+
+
+def paired_bootstrap(first, second, references, samples, seed=0):
+    """Percentile 95 % intervals of BLEU-4 and CIDEr-D of `first` minus
+    `second` (captions of the same images), resampling images: how much
+    of a difference the split's size can resolve."""
+    rng = np.random.default_rng(seed)
+    differences = []
+    for _ in range(samples):
+        index = rng.integers(0, len(references), len(references))
+        refs = [references[i] for i in index]
+        a = caption_metrics([first[i] for i in index], refs)
+        b = caption_metrics([second[i] for i in index], refs)
+        differences.append((a["bleu_4"] - b["bleu_4"], a["cider"] - b["cider"]))
+    low, high = np.percentile(np.array(differences), [2.5, 97.5], axis=0)
+    return {"bleu_4": (low[0], high[0]), "cider": (low[1], high[1])}
+
+
+def print_paired_bootstrap(dataset, attention, baseline, samples):
+    print(
+        f"\n{dataset}, attention minus baseline, 95 % paired bootstrap "
+        f"intervals ({samples} resamples of the images):"
+    )
+    for split in ("validation", "test"):
+        hypotheses, references = attention[split]
+        others = baseline[split][0]
+        ours = caption_metrics(hypotheses, references)
+        theirs = caption_metrics(others, references)
+        low, high = zip(
+            *paired_bootstrap(hypotheses, others, references, samples).values()
+        )
+        print(
+            f"  {split}: BLEU-4 {ours['bleu_4'] - theirs['bleu_4']:+.1f} "
+            f"[{low[0]:+.1f}, {high[0]:+.1f}], CIDEr-D "
+            f"{ours['cider'] - theirs['cider']:+.3f} "
+            f"[{low[1]:+.3f}, {high[1]:+.3f}]",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
