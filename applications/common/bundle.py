@@ -163,12 +163,12 @@ class SavedBundle:
         if training.has_backup(run_dir):
             print(f"Resuming the interrupted run in {run_dir}")
             bundle = cls.load_assets(run_dir, strategy)
-        elif parser is None:
-            bundle = create()
         else:
             try:
                 bundle = create()
             except ValueError as error:
+                if parser is None:
+                    raise
                 parser.error(str(error))
         precision.use_run_precision(bundle.config, precision_flag)
         return bundle
