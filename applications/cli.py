@@ -3,19 +3,15 @@
     attention-zoo                             # the default job: the demo
     attention-zoo demo [--out DIR] [--only APP ...] [--quick]
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
-    attention-zoo train translation [--data FILE] [--epochs N] ...
-    attention-zoo translate DIR "text" ...
-    attention-zoo train entailment [--data PATH] [--epochs N] ...
-    attention-zoo predict DIR --premise "..." --hypothesis "..."
-    attention-zoo train captioning [--data DIR] [--epochs N] ...
-    attention-zoo caption DIR image.jpg [image2.png ...] [--plot out.png]
-    attention-zoo train ehr [--data DIR] [--format long|mimic] [--epochs N] ...
-    attention-zoo explain DIR --patient ID [--data DIR] [--out report.html]
+    attention-zoo train APP [--data PATH] [--epochs N] ...
+    attention-zoo SERVE_COMMAND DIR ...       # run APP's export
 
-Each job's own flags follow its name; `attention-zoo train APP --help`
-lists them. `attention-zoo demo` (the default job) trains every
-application briefly on its generated data, exports it, serves the export
-from a fresh process and prints a summary table (`applications.demo.run`).
+The applications (APP) and their serve commands come from
+`applications.registry` (`attention-zoo --help` lists them). Each job's
+own flags follow its name; `attention-zoo train APP --help` lists them.
+`attention-zoo demo` (the default job) trains every application briefly on
+its generated data, exports it, serves the export from a fresh process and
+prints a summary table (`applications.demo.run`).
 """
 
 import argparse
@@ -23,27 +19,18 @@ import importlib
 import os
 import sys
 
+from applications import registry
+
 # Job name -> module with a `main(argv)`; imported only when chosen, so
 # `--help` stays fast.
 DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
 FULL_DEMO = "applications.demo.run"  # `demo` without one of DEMOS' names
-TRAINERS = {
-    "captioning": "applications.captioning.train",
-    "ehr": "applications.ehr.train",
-    "entailment": "applications.entailment.train",
-    "translation": "applications.translation.train",
-}
-COMMANDS = {
-    "caption": "applications.captioning.serve",
-    "explain": "applications.ehr.explain",
-    "predict": "applications.entailment.predict",
-    "translate": "applications.translation.serve",
-}
-COMMAND_HELP = {
-    "explain": "explain one patient's risk from a `train ehr` run folder",
-}
+_APPLICATIONS = registry.all_applications()
+TRAINERS = {app.name: app.train_module for app in _APPLICATIONS}
+COMMANDS = {app.serve_command: app.serve_module for app in _APPLICATIONS}
+COMMAND_HELP = {app.serve_command: app.serve_help for app in _APPLICATIONS}
 DEFAULT_JOB = ["demo"]
 
 
@@ -82,7 +69,7 @@ def _parser():
     for command in COMMANDS:
         sub = commands.add_parser(
             command,
-            help=COMMAND_HELP.get(command, "run an exported model"),
+            help=COMMAND_HELP[command],
             add_help=False,
         )
         sub.add_argument("args", nargs=argparse.REMAINDER)
@@ -98,7 +85,7 @@ def main(argv=None):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     if argv[0] == "demo" and (len(argv) == 1 or argv[1] not in DEMOS):
-        # The full demo, with its own flags (`demo --only ehr`).
+        # The full demo, with its own flags (`demo --only APP`).
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         return importlib.import_module(FULL_DEMO).main(argv[1:])
     args = _parser().parse_args(argv)

@@ -60,31 +60,33 @@ import tensorflow as tf  # noqa: E402
 # Run as a script from the repository root without installing.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from applications import synthetic_workloads  # noqa: E402
+from applications import registry  # noqa: E402
 from applications.captioning import train as captioning_train  # noqa: E402
-from applications.captioning.shapes import make_synthetic_shapes  # noqa: E402
+from applications.captioning.synthetic import make_synthetic_shapes  # noqa: E402
 from applications.ehr import data as ehr_data  # noqa: E402
 from applications.ehr import train as ehr_train  # noqa: E402
 from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from applications.entailment import data as entailment_data  # noqa: E402
+from applications.entailment import synthetic as entailment_synthetic  # noqa: E402
 from applications.entailment import train as entailment_train  # noqa: E402
 from applications.translation import data as translation_data  # noqa: E402
+from applications.translation import synthetic as translation_synthetic  # noqa: E402
 from applications.translation import train as translation_train  # noqa: E402
 
-APPLICATIONS = synthetic_workloads.APPLICATIONS
+APPLICATIONS = registry.APPLICATIONS
 
 
 def _bundle(app, defaults, epochs):
     """APP's bundle with its `train.py`'s settings for generated data
     (`defaults`), `epochs` and seed 0."""
-    bundle_class = synthetic_workloads.bundle_class(app)
+    bundle_class = registry.get(app).bundle_class()
     settings = dict(defaults, epochs=epochs, seed=0)
     return bundle_class(bundle_class.config_class(**settings))
 
 
 def prepare_translation(epochs):
     """`(translator, held-out inputs -> signature kwargs, steps)`."""
-    pairs = translation_data.make_synthetic_pairs(6000, seed=0).pairs
+    pairs = translation_synthetic.make_synthetic_pairs(6000, seed=0).pairs
     train, _, test = translation_data.split_pairs(
         pairs, 0.05, 0.05, seed=0, group_by="source"
     )
@@ -104,9 +106,9 @@ def prepare_translation(epochs):
 
 
 def prepare_entailment(epochs):
-    generated = entailment_data.make_synthetic_entailment(8000, seed=0)
+    generated = entailment_synthetic.make_synthetic_entailment(8000, seed=0)
     train, _ = entailment_data.split_examples(generated.examples, 0.1, seed=0)
-    test = entailment_data.make_synthetic_entailment(1000, seed=1).examples
+    test = entailment_synthetic.make_synthetic_entailment(1000, seed=1).examples
     classifier = _bundle(
         "entailment", entailment_train.SYNTHETIC_DEFAULTS, epochs
     )

@@ -1,4 +1,4 @@
-"""Training throughput of the four applications under `--strategy mirrored`.
+"""Training throughput of the applications under `--strategy mirrored`.
 
 Run from the repository root (TensorFlow backend):
 
@@ -39,10 +39,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import keras  # noqa: E402
 
-from applications import synthetic_workloads  # noqa: E402
+from applications import registry  # noqa: E402
 from applications.common import distribute  # noqa: E402
 
-APPS = synthetic_workloads.APPLICATIONS
+APPS = registry.APPLICATIONS
 SETUPS = ("default", "mirrored x1", "mirrored x2")
 
 # Application -> its model's sizes (the batch size is set per run).
@@ -72,8 +72,9 @@ def make_workload(app, count, batch_size, strategy):
     """`(bundle, fit, examples)`: APP's bundle with `batch_size` per
     replica under `strategy`, `fit(epochs, callbacks)` and the examples
     an epoch trains on (`count` records, pairs or images)."""
-    bundle_class = synthetic_workloads.bundle_class(app)
-    data = synthetic_workloads.fit_arguments(app, count)
+    application = registry.get(app)
+    bundle_class = application.bundle_class()
+    data = application.fit_arguments(count)
     config = bundle_class.config_class(**SETTINGS[app], batch_size=batch_size)
     bundle = bundle_class(config, strategy=strategy)
     examples = len(data[0])

@@ -132,7 +132,7 @@ def main(argv=None):
     # Decoded lengths in-process (END included), the same compiled decoder
     # as the export.
     ids = translator.source_ids(sentences)
-    lengths = translator.decode_function()(ids)["lengths"].numpy()
+    lengths = translator.decode(ids)["lengths"].numpy()
     references = translator.target_tokenizer.tokenize(
         tf.constant([target for _, target in held_out])
     )

@@ -46,8 +46,8 @@ from applications.translation.rnn_model import build_rnn_translator  # noqa: E40
 
 
 def build_builtin_translator(
-    source_vocab_size,
-    target_vocab_size,
+    source_vocabulary_size,
+    target_vocabulary_size,
     embedding_dim=256,
     units=512,
     dropout=0.1,
@@ -65,7 +65,7 @@ def build_builtin_translator(
     target_mask = ops.not_equal(target_in, 0)  # (B, Tt)
 
     x = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, dtype=dtype
+        source_vocabulary_size, embedding_dim, mask_zero=True, dtype=dtype
     )(source)
     encoder_outputs, forward_h, backward_h = keras.layers.Bidirectional(
         keras.layers.GRU(
@@ -77,7 +77,7 @@ def build_builtin_translator(
     initial_h = keras.layers.Dense(units, activation="tanh", dtype=dtype)(final)
 
     y = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, dtype=dtype
+        target_vocabulary_size, embedding_dim, mask_zero=True, dtype=dtype
     )(target_in)
     states = keras.layers.GRU(units, return_sequences=True, dtype=dtype)(
         y, initial_state=[initial_h]
@@ -94,7 +94,7 @@ def build_builtin_translator(
         features
     )
     features = keras.layers.Dropout(dropout, dtype=dtype)(features)
-    logits = keras.layers.Dense(target_vocab_size, dtype="float32")(features)
+    logits = keras.layers.Dense(target_vocabulary_size, dtype="float32")(features)
     return keras.Model(
         {"source": source, "target_in": target_in},
         logits,
@@ -102,12 +102,12 @@ def build_builtin_translator(
     )
 
 
-def random_batch(batch_size, length, vocab_size, seed=0):
+def random_batch(batch_size, length, vocabulary_size, seed=0):
     """Token ids `(B, T)` with real lengths in `[T // 2, T]`, 0-padded."""
     rng = np.random.default_rng(seed)
 
     def ids():
-        tokens = rng.integers(4, vocab_size, (batch_size, length))
+        tokens = rng.integers(4, vocabulary_size, (batch_size, length))
         lengths = rng.integers(length // 2, length + 1, (batch_size, 1))
         return np.where(np.arange(length) < lengths, tokens, 0).astype("int32")
 

@@ -1,4 +1,4 @@
-"""Tiny training runs of the four applications under a tf.distribute
+"""Tiny training runs of the applications under a tf.distribute
 strategy, run in a subprocess by the distribution tests.
 
     python -m tests.distribute_testing compare APP     # prints JSON
@@ -31,14 +31,14 @@ import os
 import subprocess
 import sys
 
-from applications import synthetic_workloads
+from applications import registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BATCH = 8  # per replica
 STEPS = 6  # steps per epoch: every batch full
 EPOCHS = 2
-APPS = synthetic_workloads.APPLICATIONS
+APPS = registry.APPLICATIONS
 
 # Application -> the seed of its generated examples, and the sizes in
 # which its model differs from its tiny config.
@@ -69,7 +69,7 @@ def _risk(bundle, records):
 
 
 # Application -> its inference on two of its generated examples, called as
-# `INFER[app](bundle, *synthetic_workloads.fit_arguments(app, ...))`.
+# `INFER[app](bundle, *registry.get(app).fit_arguments(...))`.
 INFER = {
     "translation": _translate,
     "entailment": _entail,
@@ -84,12 +84,11 @@ def tiny_run(app, strategy, batch_size=BATCH):
     `STEPS` global batches and `infer(bundle)` running its inference on
     two examples."""
     from applications.common import distribute
-    from tests.tiny_configs import TINY_CONFIGS
 
-    bundle_class = synthetic_workloads.bundle_class(app)
+    application = registry.get(app)
     examples = STEPS * distribute.global_batch_size(batch_size, strategy)
-    data = synthetic_workloads.fit_arguments(app, examples, seed=SEEDS[app])
-    config = TINY_CONFIGS[app].replace(
+    data = application.fit_arguments(examples, seed=SEEDS[app])
+    config = application.tiny_config().replace(
         **SIZES.get(app, {}),
         dropout=0.0,
         batch_size=batch_size,
@@ -97,7 +96,7 @@ def tiny_run(app, strategy, batch_size=BATCH):
         seed=0,
     )
     return (
-        bundle_class(config, strategy=strategy),
+        application.bundle_class()(config, strategy=strategy),
         lambda bundle, **kwargs: bundle.fit(*data, **kwargs),
         lambda bundle: INFER[app](bundle, *data),
     )

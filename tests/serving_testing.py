@@ -1,8 +1,9 @@
-"""Tiny trained bundles of the four applications, and example inputs.
+"""Tiny trained bundles of the applications, and example inputs.
 
-`tiny_bundle(application)` trains one small model per application for a
-single epoch on a few generated examples (cached for the test session), so
-the export-metadata and REST-adapter tests share them.
+`tiny_bundle(application)` trains one small model per application of
+`applications.registry` (its `tiny_config()`) for a single epoch on a few
+generated examples (cached for the test session), so the export-metadata
+and REST-adapter tests share them.
 `columnar_inputs(application)` gives two examples in TF Serving's columnar
 JSON layout (`{"inputs": ...}`), `row_instances` the same in the row layout
 (`{"instances": [...]}`), and `signature_inputs` the tensors a signature is
@@ -16,17 +17,13 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from applications import synthetic_workloads
-from tests.tiny_configs import TINY_CONFIGS
-from tests.tiny_configs import TINY_EHR
+from applications import registry
 
-APPLICATIONS = synthetic_workloads.APPLICATIONS
+APPLICATIONS = registry.APPLICATIONS
 
-# Application -> its tiny config, and the `(count, seed)` of the generated
-# examples it trains on.
-CONFIGS = dict(
-    TINY_CONFIGS, ehr=TINY_EHR.replace(max_events=12, max_note_tokens=10)
-)
+# Application -> what it changes in its tiny config, and the `(count,
+# seed)` of the generated examples it trains on.
+CONFIG_CHANGES = {"ehr": dict(max_events=12, max_note_tokens=10)}
 TRAINING_DATA = {
     "translation": (256, 0),
     "entailment": (320, 0),
@@ -37,36 +34,32 @@ TRAINING_DATA = {
 
 @functools.cache
 def tiny_bundle(application):
-    """A trained `Translator`, `EntailmentClassifier`, `Captioner` or
-    `RiskModel` with tiny sizes (one epoch)."""
-    bundle_class = synthetic_workloads.bundle_class(application)
-    bundle = bundle_class(CONFIGS[application])
+    """APPLICATION's trained bundle with tiny sizes (one epoch)."""
+    described = registry.get(application)
+    config = described.tiny_config().replace(
+        **CONFIG_CHANGES.get(application, {})
+    )
+    bundle = described.bundle_class()(config)
     count, seed = TRAINING_DATA[application]
-    data = synthetic_workloads.fit_arguments(application, count, seed=seed)
-    bundle.fit(*data, verbose=0)
+    bundle.fit(*described.fit_arguments(count, seed=seed), verbose=0)
     return bundle
 
 
 def png_b64(seed):
     """A generated 32 px shapes image as base64 PNG text."""
-    from applications.captioning.shapes import make_synthetic_shapes
-
-    image = make_synthetic_shapes(1, image_size=32, seed=seed).images[0]
-    png = tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
+    captioning = registry.get("captioning")
+    images, _ = captioning.fit_arguments(1, seed=seed, image_size=32)
+    png = tf.io.encode_png(tf.cast(images[0] * 255, tf.uint8)).numpy()
     return base64.b64encode(png).decode("ascii")
 
 
 def columnar_inputs(application):
     """Two examples as TF Serving's columnar JSON `inputs` object."""
     if application == "translation":
-        from applications.translation import data
-
-        pairs = data.make_synthetic_pairs(2, seed=7).pairs
+        (pairs,) = registry.get(application).fit_arguments(2, seed=7)
         return {"text": [source for source, _ in pairs]}
     if application == "entailment":
-        from applications.entailment import data
-
-        examples = data.make_synthetic_entailment(2, seed=7).examples
+        (examples,) = registry.get(application).fit_arguments(2, seed=7)
         return {
             "premise": list(examples.premises),
             "hypothesis": list(examples.hypotheses),

@@ -1,1 +1,21 @@
 """Image captioning with spatial attention (show, attend and tell)."""
+
+from applications.application import Application
+
+APPLICATION = Application(
+    name="captioning",
+    package=__name__,
+    bundle="captioner:Captioner",
+    serve_command="caption",
+    serve_help="caption images with an exported captioner",
+    # A captioner of 32 px generated shapes.
+    tiny_settings=dict(
+        image_size=32,
+        embedding_dim=8,
+        units=16,
+        vocabulary_size=100,
+        max_length=9,
+        batch_size=16,
+        epochs=1,
+    ),
+)

@@ -3,17 +3,19 @@
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
-from applications.captioning import decoding
 from applications.captioning.augment import random_crops
 from applications.captioning.config import CaptioningConfig
+from applications.captioning.decoding import CaptionDecoder
 from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
-from applications.common.buckets import bucket_batch_size
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
+from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import SubwordTokenizer
+from attention_zoo import decoding
 
 
 class Captioner(SavedBundle):
@@ -24,7 +26,8 @@ class Captioner(SavedBundle):
     at the config's `image_size`. `fit` learns a WordPiece vocabulary from
     the training captions, builds `build_captioner` from the config and
     trains it with teacher forcing on `(image, caption)` pairs;
-    `caption` decodes with the shared compiled greedy / beam search;
+    `caption` decodes with the shared compiled greedy / beam search
+    (`attention_zoo.decoding.decode` over a `CaptionDecoder`);
     `evaluate` reports corpus BLEU-1..4 and CIDEr-D; `export` writes a
     SavedModel that takes encoded image bytes and returns captions.
 
@@ -44,7 +47,7 @@ class Captioner(SavedBundle):
         self.tokenizer = tokenizer
         self.model = model
         self.strategy = strategy
-        self._decoders = {}
+        self._adapter = None
 
     def input_limits(self):
         """The side images are resized to, and the caption tokens made."""
@@ -90,7 +93,7 @@ class Captioner(SavedBundle):
             ),
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
-        self._decoders = {}
+        self._adapter = None
         return self.model
 
     def dataset(self, images, captions, shuffle=False, augment=False):
@@ -179,54 +182,38 @@ class Captioner(SavedBundle):
             callbacks,
             verbose,
         )
-        self._decoders = {}
+        self._adapter = None
         return history
 
     # -- inference --------------------------------------------------------
 
-    def decode_function(
-        self, beam_size=3, length_penalty=0.0, jit_compile=True
-    ):
-        """`images (B, S, S, 3) -> dict`, the search compiled whole with
-        XLA (a graph-mode `tf.function` with `jit_compile=False`; cached):
-        `tokens` `(B, max_length)`, `lengths`, `scores` and `attention`
-        `(B, max_length, H, W)`. The batch is padded to a power of two
-        first, so XLA compiles for a few shapes."""
-        key = (int(beam_size), float(length_penalty), bool(jit_compile))
-        if key not in self._decoders:
-            if beam_size < 1:
-                raise ValueError(
-                    f"`beam_size` must be at least 1. Received: "
-                    f"beam_size={beam_size}"
-                )
-            if self.model is None:
-                raise ValueError(
-                    "The captioner has no model: call `fit` first."
-                )
-            adapter = decoding.CaptionDecoder(self.model)
-            max_length = self.config.max_length
+    @property
+    def adapter(self):
+        """The model's `CaptionDecoder`, made once per model; it caches
+        the compiled searches."""
+        if self.model is None:
+            raise ValueError("The captioner has no model: call `fit` first.")
+        if self._adapter is None or self._adapter.model is not self.model:
+            self._adapter = CaptionDecoder(self.model)
+        return self._adapter
 
-            @tf.function(jit_compile=bool(jit_compile))
-            def compiled(images):
-                result = decoding.decode_captions(
-                    adapter, images, max_length, beam_size, length_penalty
-                )
-                result["attention"] = decoding.attention_maps(
-                    result["attention"], adapter.grid
-                )
-                return result
-
-            def decode(images):
-                images = tf.convert_to_tensor(images, tf.float32)
-                batch = tf.shape(images)[0]
-                padded = bucket_batch_size(batch)
-                images = tf.pad(
-                    images, [[0, padded - batch], [0, 0], [0, 0], [0, 0]]
-                )
-                return {k: v[:batch] for k, v in compiled(images).items()}
-
-            self._decoders[key] = decode
-        return self._decoders[key]
+    def decode(self, images, beam_size=3, length_penalty=0.0, jit_compile=True):
+        """Images `(B, S, S, 3)` -> the search's dict (greedy when
+        `beam_size=1`), by `attention_zoo.decoding.decode`: `tokens`
+        `(B, max_length)`, `lengths`, `scores` and `attention`
+        `(B, max_length, H, W)`. The search is compiled whole with XLA (a
+        graph-mode `tf.function` with `jit_compile=False`) once per batch
+        bucket (a power of two, or a multiple of 64 past 64)."""
+        return decoding.decode(
+            self.adapter,
+            ops.cast(images, "float32"),
+            start_id=START_ID,
+            end_id=END_ID,
+            max_length=self.config.max_length,
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            jit_compile=jit_compile,
+        )
 
     def caption(
         self,
@@ -244,11 +231,11 @@ class Captioner(SavedBundle):
             (END included), and a list of the token lists (str).
         """
         images = _check_images(images, self.config.image_size)
-        decode = self.decode_function(beam_size, length_penalty)
         texts, maps, tokens = [], [], []
         vocabulary = self.tokenizer.vocabulary
         for start in range(0, len(images), batch_size):
-            result = decode(images[start : start + batch_size])
+            batch = images[start : start + batch_size]
+            result = self.decode(batch, beam_size, length_penalty)
             strings = self.tokenizer.detokenize(result["tokens"]).numpy()
             texts += [s.decode("utf-8") for s in strings]
             if return_attention:

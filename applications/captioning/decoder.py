@@ -106,7 +106,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
     `T` caption steps, `V` vocabulary.
 
     Args:
-        vocab_size: int, number of word ids (0 is padding).
+        vocabulary_size: int, number of word ids (0 is padding).
         embedding_dim: int. Defaults to `256`.
         units: int, LSTM width (and additive attention width). Defaults to
             `512`.
@@ -144,7 +144,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
 
     def __init__(
         self,
-        vocab_size,
+        vocabulary_size,
         embedding_dim=256,
         units=512,
         attention="additive",
@@ -155,7 +155,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_int("vocab_size", vocab_size)
+        check_positive_int("vocabulary_size", vocabulary_size)
         check_positive_int("embedding_dim", embedding_dim)
         check_positive_int("units", units)
         check_rate("dropout", dropout)
@@ -174,7 +174,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
                 f"`query` must be one of {QUERIES}. Received: query={query!r}"
             )
         check_prediction(prediction, attention)
-        self.vocab_size = vocab_size
+        self.vocabulary_size = vocabulary_size
         self.embedding_dim = embedding_dim
         self.units = units
         self.attention = attention
@@ -200,7 +200,10 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             return layer
 
         self.embedding = keras.layers.Embedding(
-            self.vocab_size, self.embedding_dim, dtype=policy, name="embedding"
+            self.vocabulary_size,
+            self.embedding_dim,
+            dtype=policy,
+            name="embedding",
         )
         self.embedding.build((None,))
         self.init_h = dense(self.units, "init_h", "tanh")
@@ -244,7 +247,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         else:
             self.deep_output.build((None, self.units + width))
         self.logits = keras.layers.Dense(
-            self.vocab_size, dtype=policy, name="logits"
+            self.vocabulary_size, dtype=policy, name="logits"
         )
         self.logits.build((None, self.embedding_dim))
         self.dropout_layer = keras.layers.Dropout(
@@ -420,7 +423,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
     def compute_output_spec(self, features, tokens, training=None):
         batch, steps = tokens.shape[0], tokens.shape[1]
         return (
-            keras.KerasTensor((batch, steps, self.vocab_size), "float32"),
+            keras.KerasTensor((batch, steps, self.vocabulary_size), "float32"),
             keras.KerasTensor((batch, steps, features.shape[1]), "float32"),
         )
 
@@ -428,7 +431,7 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         config = super().get_config()
         config.update(
             {
-                "vocab_size": self.vocab_size,
+                "vocabulary_size": self.vocabulary_size,
                 "embedding_dim": self.embedding_dim,
                 "units": self.units,
                 "attention": self.attention,
@@ -439,3 +442,10 @@ class AttentionLSTMDecoder(keras.layers.Layer):
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if "vocab_size" in config:  # the key before `vocabulary_size`
+            config["vocabulary_size"] = config.pop("vocab_size")
+        return super().from_config(config)

@@ -2,12 +2,13 @@
 
 import tensorflow as tf
 
-from applications.captioning.data import decode_image_bytes
-from applications.common.exporting import save_export
+from applications.captioning.images import decode_image_bytes
+from attention_zoo.export import ServingModule
 from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
 
 
-class CaptioningServingModule(tf.Module):
+class CaptioningServingModule(ServingModule):
     """Image decoding, model weights and the decoder in one module.
 
     `serve(image)`: tf.string `(B,)` of encoded JPEG / PNG bytes ->
@@ -16,7 +17,8 @@ class CaptioningServingModule(tf.Module):
     tf.string `(B, max_length)` (the generated WordPiece tokens, `[END]`
     included, empty strings after it: the words the heatmaps belong to).
     Undecodable bytes fail the call naming `image` (see `_pixels`). The
-    decoder is XLA-compiled when `jit_compile`.
+    search is `Captioner.decode` (`attention_zoo.decoding.decode`),
+    XLA-compiled when `jit_compile`.
     """
 
     def __init__(
@@ -26,16 +28,15 @@ class CaptioningServingModule(tf.Module):
         self.tokenizer = captioner.tokenizer
         self.model = captioner.model
         self._size = captioner.config.image_size
-        self._decode = captioner.decode_function(
-            beam_size, length_penalty, jit_compile
-        )
+        self._captioner = captioner
+        self._search = (beam_size, length_penalty, jit_compile)
         self._vocabulary = tf.constant(captioner.tokenizer.vocabulary)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="image")]
     )
     def serve(self, image):
-        result = self._decode(self._pixels(image))
+        result = self._captioner.decode(self._pixels(image), *self._search)
         ids = result["tokens"]  # (B, max_length)
         steps = tf.range(tf.shape(ids)[1])[tf.newaxis, :]
         generated = steps < result["lengths"][:, tf.newaxis]
@@ -115,7 +116,7 @@ def export_captioning(
     outputs. The folder appears
     only once complete, with the config, the vocabulary and
     `metadata.json` (with `metrics` and `data_fingerprint`, see
-    `applications.common.exporting.save_export`).
+    `attention_zoo.export.save_export`).
 
     Returns:
         `path`.

@@ -198,6 +198,31 @@ def caption_metrics(hypotheses, references):
     return metrics
 
 
+def exact_match(hypotheses, references):
+    """Share of hypotheses equal to one of their references.
+
+    Compared as the metrics tokenize them (`tokenize_caption`: lower case,
+    punctuation dropped).
+
+    Args:
+        hypotheses: list of str, one generated caption per image.
+        references: list (per hypothesis) of lists of str.
+
+    Returns:
+        A float in `[0, 1]`; `0.0` for no hypotheses.
+
+    Example:
+
+    >>> exact_match(["A dog."], [["a dog", "a cat"]])
+    1.0
+    """
+    hits = sum(
+        tokenize_caption(h) in [tokenize_caption(r) for r in refs]
+        for h, refs in zip(hypotheses, references)
+    )
+    return hits / max(len(hypotheses), 1)
+
+
 def _tokenize_corpus(hypotheses, references):
     """Validates a corpus; returns token lists `[T]` and `[[T] per ref]`."""
     for name, value in (("hypotheses", hypotheses), ("references", references)):

@@ -154,7 +154,7 @@ def build_encoder(
 
 
 def build_captioner(
-    vocab_size,
+    vocabulary_size,
     encoder=SMALL_CNN,
     image_size=64,
     embedding_dim=256,
@@ -171,7 +171,7 @@ def build_captioner(
     """An image captioner with spatial attention (show, attend and tell).
 
     Args:
-        vocab_size: int, number of word ids (0 is padding).
+        vocabulary_size: int, number of word ids (0 is padding).
         encoder: `"small_cnn"` or a `keras.applications` model name (see
             the module docstring). Defaults to `"small_cnn"`.
         image_size: int, the square input size `S`. Defaults to `64`.
@@ -199,7 +199,7 @@ def build_captioner(
     Returns:
         A `keras.Model` with inputs `{"image": (B, S, S, 3) float in [0, 1],
         "caption_in": (B, T) int32}` (START then the words, PAD = 0) and
-        output the logits `(B, T, vocab_size)` (float32), masked where
+        output the logits `(B, T, vocabulary_size)` (float32), masked where
         `caption_in` is padding. `attention_model(model)` also returns the
         weights `(B, T, H, W)`.
     """
@@ -214,7 +214,7 @@ def build_captioner(
         (height * width, channels), name="annotations"
     )(feature_map)
     decoder = AttentionLSTMDecoder(
-        vocab_size,
+        vocabulary_size,
         embedding_dim=embedding_dim,
         units=units,
         attention=attention,

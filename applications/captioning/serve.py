@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from applications.common.serving import resolve_version
+from attention_zoo.export import resolve_version
 
 
 def plot_paths(path, count):
@@ -45,7 +45,7 @@ def main(argv=None):
         resolve_version(args.directory)
     except FileNotFoundError as error:
         parser.error(str(error))
-    from applications.captioning.data import check_images
+    from applications.captioning.images import check_images
 
     _, bad = check_images(args.images)
     if bad:
@@ -58,7 +58,7 @@ def main(argv=None):
 
     import tensorflow as tf
 
-    from applications.common.serving import load_signature
+    from attention_zoo.export import load_signature
 
     serve = load_signature(args.directory)
     encoded = []

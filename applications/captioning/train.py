@@ -18,24 +18,23 @@ attention looks inside the object a word names, and the export.
 Flickr8k layout (the folder with `text/Flickr8k.token.txt[.gz]`, whose
 official train / dev / test lists are used when present, and
 `images_256px/` or `Flicker8k_Dataset/`; or the token file itself);
-`--images DIR` names the image folder where it is elsewhere. Images the
-annotations name but the folder lacks, and files that do not decode, are
-reported and skipped.
+`--images DIR` names the image folder where it is elsewhere (`layout.py`
+finds the files, `splits.py` reads them). Images the annotations name but
+the folder lacks, and files that do not decode, are reported and skipped.
 """
 
 import argparse
-import dataclasses
-import glob
 import os
 
-import numpy as np
-
 from applications.captioning import data
+from applications.captioning import splits
 from applications.captioning.config import CaptioningConfig
+from applications.captioning.decoder import ATTENTIONS
 from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
+from applications.captioning.metrics import exact_match
+from applications.captioning.splits import Split  # noqa: F401  (train.Split)
 from applications.common import distribute
-from applications.common import exporting
 from applications.common import train_flags
 
 # A model that learns the generated shapes in about two minutes on 2
@@ -59,22 +58,6 @@ SYNTHETIC_DEFAULTS = dict(
     learning_rate=3e-3,
     epochs=12,
 )
-ATTENTIONS = ("additive", "general", "dot", "scaled_dot")
-# Image folders of the Flickr8k layout, in the order they are looked for.
-FLICKR8K_IMAGE_DIRS = (
-    data.FLICKR8K_IMAGES,
-    "Flicker8k_Dataset",  # the name in the original distribution
-    "Flickr8k_Dataset",
-    "Images",
-    "images",
-)
-FLICKR8K_TOKEN_FILES = (
-    data.FLICKR8K_TOKENS,
-    os.path.join("text", "Flickr8k.token.txt"),
-    os.path.join("Flickr8k_text", "Flickr8k.token.txt"),
-    "Flickr8k.token.txt",
-    "Flickr8k.token.txt.gz",
-)
 
 
 def _parser():
@@ -88,9 +71,7 @@ def _parser():
         help="COCO captions JSON or folder, Flickr8k folder or token file; "
         "default: generated images of coloured shapes",
     )
-    parser.add_argument(
-        "--format", default="auto", choices=("auto", "coco", "flickr8k")
-    )
+    parser.add_argument("--format", default="auto", choices=data.FORMATS)
     parser.add_argument(
         "--images", metavar="DIR", help="image folder (default: found)"
     )
@@ -121,7 +102,11 @@ def _parser():
         "random weights; nothing is downloaded)",
     )
     parser.add_argument("--freeze-encoder", action="store_true")
-    parser.add_argument("--attention", default="additive", choices=ATTENTIONS)
+    parser.add_argument(
+        "--attention",
+        default="additive",
+        choices=[name for name in ATTENTIONS if name is not None],
+    )
     parser.add_argument(
         "--no-attention",
         action="store_true",
@@ -201,209 +186,50 @@ def _config(args, synthetic):
     return CaptioningConfig(**values)
 
 
-@dataclasses.dataclass
-class Split:
-    """Images `(N, S, S, 3)` with their captions (a list of str each), the
-    files they came from (real data) or their objects (generated shapes)."""
-
-    images: np.ndarray
-    captions: list
-    paths: list | None = None
-    objects: list | None = None
-
-    def __len__(self):
-        return len(self.images)
-
-
 def synthetic_splits(args, image_size):
-    """`(train, validation, test)` generated shapes; test from another
-    seed, each image with its caption and the mirrored one as references
-    (either object may come first, so both are right)."""
-    from applications.captioning.shapes import make_synthetic_shapes
-    from applications.captioning.shapes import mirrored_caption
-
-    count = args.synthetic_images
-    shapes = make_synthetic_shapes(count, image_size, seed=args.seed)
-    num_validation = int(round(count * args.validation_fraction))
-    test = make_synthetic_shapes(
-        max(1, int(round(count * args.test_fraction))),
+    """`(train, validation, test)` `Split`s of generated shapes, as the
+    flags `--synthetic-images`, `--validation-fraction`, `--test-fraction`
+    and `--seed` ask (see `splits.synthetic_splits`)."""
+    return splits.synthetic_splits(
+        args.synthetic_images,
         image_size,
-        seed=args.seed + 1,
-    )
-    cut = count - num_validation
-    return (
-        Split(shapes.images[:cut], [[c] for c in shapes.captions[:cut]]),
-        Split(shapes.images[cut:], [[c] for c in shapes.captions[cut:]]),
-        Split(
-            test.images,
-            [[c, mirrored_caption(c)] for c in test.captions],
-            objects=test.objects,
-        ),
+        args.validation_fraction,
+        args.test_fraction,
+        seed=args.seed,
     )
 
 
-def _first_existing(paths):
-    return next((path for path in paths if os.path.exists(path)), None)
-
-
-def detect_format(path):
-    """`"coco"` or `"flickr8k"` for a `--data` file or folder."""
-    if os.path.isdir(path):
-        return "coco" if _coco_candidates(path) else "flickr8k"
-    return data.detect_format(path)
-
-
-def _coco_candidates(folder):
-    found = []
-    for pattern in ("captions_*.json", "captions_*.json.gz"):
-        found = sorted(
-            glob.glob(os.path.join(folder, "annotations", pattern))
-            + glob.glob(os.path.join(folder, pattern))
+def captioned_splits(args, layout):
+    """`(train, validation, test)` `CaptionedImages` of `--data`, whose
+    files `layout` names; reports the images the folder lacks."""
+    if layout.split_files is not None:
+        print(
+            f"Flickr8k official splits from {os.path.dirname(layout.captions)}"
         )
-        if found:
-            return found
-    return found
-
-
-def coco_files(path, images=None):
-    """`(captions_json, image_dir)` for a `--data` COCO file or folder."""
-    if os.path.isdir(path):
-        candidates = _coco_candidates(path)
-        if len(candidates) != 1:
-            raise SystemExit(
-                f"{path}: expected one captions_<split>.json (in the folder "
-                f"or its annotations/), found {candidates or 'none'}; give "
-                "the file itself with --data"
-            )
-        annotations, root = candidates[0], path
-    else:
-        annotations = path
-        root = os.path.dirname(os.path.abspath(path))
-        if os.path.basename(root) == "annotations":
-            root = os.path.dirname(root)
-    if images:
-        return annotations, images
-    # captions_val2017.json -> val2017/ (and captions_val2017_x -> val2017/).
-    split = os.path.basename(annotations).split(".")[0]
-    split = split.removeprefix("captions_")
-    image_dir = _first_existing(
-        os.path.join(root, name)
-        for name in (split, split.split("_")[0], "images")
+    captioned, missing = splits.load_splits(
+        layout,
+        args.max_images,
+        args.validation_fraction,
+        args.test_fraction,
+        seed=args.seed,
     )
-    if image_dir is None:
-        raise SystemExit(
-            f"No image folder found for {annotations} (looked for {split}/ "
-            f"and images/ in {root}): give --images DIR"
-        )
-    return annotations, image_dir
-
-
-def flickr8k_files(path, images=None):
-    """`(token_file, image_dir, split_files)` for a `--data` Flickr8k folder
-    or token file; `split_files` maps train / dev / test to the official
-    lists beside the token file, or is None where they are absent."""
-    if os.path.isdir(path):
-        token = _first_existing(
-            os.path.join(path, name) for name in FLICKR8K_TOKEN_FILES
-        )
-        if token is None:
-            raise SystemExit(
-                f"{path}: no Flickr8k token file (looked for "
-                f"{', '.join(FLICKR8K_TOKEN_FILES)})"
-            )
-        root = path
-    else:
-        token = path
-        root = os.path.dirname(os.path.abspath(path))
-        if os.path.basename(root) in ("text", "Flickr8k_text"):
-            root = os.path.dirname(root)
-    text_dir = os.path.dirname(token)
-    split_files = {
-        split: os.path.join(text_dir, f"Flickr_8k.{split}Images.txt")
-        for split in ("train", "dev", "test")
-    }
-    if not all(os.path.isfile(p) for p in split_files.values()):
-        split_files = None
-    image_dir = images or _first_existing(
-        os.path.join(root, name) for name in FLICKR8K_IMAGE_DIRS
-    )
-    if image_dir is None:
-        raise SystemExit(
-            f"No image folder found in {root} (looked for "
-            f"{', '.join(FLICKR8K_IMAGE_DIRS)}): give --images DIR"
-        )
-    return token, image_dir, split_files
-
-
-def captioned_splits(args):
-    """`(train, validation, test)` `CaptionedImages` for `--data`."""
-    format = args.format
-    if format == "auto":
-        format = detect_format(args.data)
-    if format == "flickr8k":
-        token, image_dir, split_files = flickr8k_files(args.data, args.images)
-        if split_files is not None:
-            print(f"Flickr8k official splits from {os.path.dirname(token)}")
-            caps = {"train": args.max_images}
-            caps["dev"] = caps["test"] = (
-                None
-                if args.max_images is None
-                else max(1, args.max_images // 8)
-            )
-            splits = [
-                data.load_flickr8k(
-                    token, image_dir, split_files[split], caps[split]
-                )
-                for split in ("train", "dev", "test")
-            ]
-            _report_missing(sum(s.missing for s in splits), image_dir)
-            return tuple(splits)
-        images = data.load_flickr8k(token, image_dir, None, args.max_images)
-    else:
-        annotations, image_dir = coco_files(args.data, args.images)
-        images = data.load_coco_captions(
-            annotations, image_dir, args.max_images
-        )
-    _report_missing(images.missing, image_dir)
-    rest, validation, test = data.split_images(
-        images, args.validation_fraction, args.test_fraction, seed=args.seed
-    )
-    return rest, validation, test
-
-
-def _report_missing(missing, image_dir):
     if missing:
         print(
-            f"skipped {missing} images the annotations name but {image_dir} "
-            "lacks"
+            f"skipped {missing} images the annotations name but "
+            f"{layout.image_dir} lacks"
         )
+    return captioned
 
 
 def read_split(captioned, image_size):
-    """A `Split` of the images of a `CaptionedImages` that decode; the
-    others are reported and left out."""
-    images, kept, bad = data.load_images(captioned.image_paths, image_size)
+    """The `Split` of the images of a `CaptionedImages` that decode; the
+    others are reported (the first five by name) and left out."""
+    split, bad = splits.read_split(captioned, image_size)
     for path, reason in list(bad.items())[:5]:
         print(f"skipped {path}: {reason}")
     if len(bad) > 5:
         print(f"skipped {len(bad) - 5} more unreadable images")
-    return Split(
-        images,
-        [captioned.captions[i] for i in kept],
-        paths=[captioned.image_paths[i] for i in kept],
-    )
-
-
-def exact_match(hypotheses, references):
-    """Share of hypotheses equal to one of their references, compared as
-    the metrics tokenize them (lower case, punctuation dropped)."""
-    from applications.captioning.metrics import tokenize_caption
-
-    hits = sum(
-        tokenize_caption(h) in [tokenize_caption(r) for r in refs]
-        for h, refs in zip(hypotheses, references)
-    )
-    return hits / max(len(hypotheses), 1)
+    return split
 
 
 def _overlay(split, index, words, heatmaps, caption, path):
@@ -429,7 +255,7 @@ def _overlay(split, index, words, heatmaps, caption, path):
 def main(argv=None):
     from applications.captioning.captioner import Captioner
     from applications.captioning.metrics import caption_metrics
-    from applications.captioning.shapes import attention_localisation
+    from applications.captioning.synthetic import attention_localisation
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -448,9 +274,13 @@ def main(argv=None):
     if synthetic:
         train, validation, test = synthetic_splits(args, config.image_size)
     else:
+        try:
+            layout = data.find_layout(args.data, args.format, args.images)
+        except (ValueError, FileNotFoundError) as error:
+            raise SystemExit(str(error)) from None
         train, validation, test = (
             read_split(split, config.image_size)
-            for split in captioned_splits(args)
+            for split in captioned_splits(args, layout)
         )
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} test "
@@ -508,7 +338,7 @@ def main(argv=None):
             images=len(test),
             beam_size=args.beam_size,
         )
-        exporting.export_next_version(
+        train_flags.export_next_version(
             captioner,
             args,
             metrics,

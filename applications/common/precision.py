@@ -13,7 +13,7 @@ bundle builds its model under its config's policy (`policy_scope` in
 `SavedBundle.ensure_model`): a resumed run, `Bundle.load(...)` and an
 export use the policy the model was trained with, whatever the process's
 global policy. Softmax, losses and the models' last layers stay float32
-(see the "Dtypes and mixed precision" part of STYLE.md).
+(see "Dtypes and mixed precision" in CONTRIBUTING.md).
 """
 
 import contextlib

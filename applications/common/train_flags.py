@@ -3,14 +3,21 @@
 Each application's `train.py` adds its own flags around these and lists
 the config fields its flags set; a flag left out keeps the config's
 default (or the generated data's, `SYNTHETIC_DEFAULTS`).
+`--export DIR` writes the next version under DIR with the
+`--jit-compile on|off|auto` setting (`export_next_version`).
 """
 
+import os
+
 from applications.common import distribute
-from applications.common import exporting
 from applications.common import precision
+from attention_zoo.export import data_fingerprint
+from attention_zoo.export import next_version
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
+# `--jit-compile` values -> the `jit_compile` argument of `export`.
+JIT_COMPILE_CHOICES = {"on": True, "off": False, "auto": None}
 
 
 def add_training_arguments(parser):
@@ -34,7 +41,7 @@ def add_run_arguments(parser, app, contents):
         metavar="DIR",
         help=f"export a new version under DIR (e.g. saved_models/{app})",
     )
-    exporting.add_jit_compile_flag(parser)
+    add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -47,3 +54,46 @@ def config_values(args, defaults, fields, **values):
         if getattr(args, field) is not None:
             config[field] = getattr(args, field)
     return config
+
+
+def add_jit_compile_flag(parser):
+    """Adds `--jit-compile on|off|auto` (for `--export`) to `parser`."""
+    parser.add_argument(
+        "--jit-compile",
+        choices=tuple(JIT_COMPILE_CHOICES),
+        default="auto",
+        help="XLA-compile the exported model (auto: on when a GPU is "
+        "visible; TF Serving runs XLA on CPU only with "
+        "--xla_cpu_compilation_enabled=true)",
+    )
+
+
+def jit_compile_option(flag):
+    """The `export(..., jit_compile=)` value of a `--jit-compile` flag."""
+    return JIT_COMPILE_CHOICES[flag]
+
+
+def export_next_version(bundle, args, metrics, examples, **export_kwargs):
+    """`--export DIR`: exports `bundle` as the next version under DIR.
+
+    Args:
+        bundle: the trained `SavedBundle`.
+        args: the parsed flags (`export`, `jit_compile`).
+        metrics: dict of test metrics for the metadata.
+        examples: the training examples, an iterable fingerprinted with
+            `attention_zoo.export.data_fingerprint`.
+        **export_kwargs: more arguments of `bundle.export`.
+
+    Returns:
+        The version folder written.
+    """
+    path = os.path.join(args.export, str(next_version(args.export)))
+    bundle.export(
+        path,
+        jit_compile=jit_compile_option(args.jit_compile),
+        metrics=metrics,
+        data_fingerprint=data_fingerprint(examples),
+        **export_kwargs,
+    )
+    print(f"exported {path}")
+    return path

@@ -1,22 +1,22 @@
 """`attention-zoo demo`: every application, end to end, in one command.
 
     attention-zoo demo                        # all of them, a few minutes
-    attention-zoo demo --only entailment ehr --out /tmp/demo
+    attention-zoo demo --only APP [APP ...] --out /tmp/demo
     attention-zoo demo --quick                # tiny settings (tests)
 
-For each application the demo trains briefly on its generated data
-(`attention-zoo train APP` with the small settings of
-`applications.demo.recipes`), which prints the held-out metrics and
-exports the model to `OUT/saved_models/APP/<n>/`; then it loads that export
-in a fresh Python that has TensorFlow and tensorflow-text's ops but neither
-Keras nor this project (`applications.demo.fresh_process`), sends it one
-example, times the calls, and prints the answer. The attention pictures
-(translation heatmap, entailment alignment, caption overlays of the trainer
-and of the reloaded export, the EHR explanation page and figure) and the
-kernel-regression demo's two PNGs are gathered in `OUT/pictures/`. Last
-comes a table: the held-out metric, the export, the latency per example
-and the example's output of each application, also written to
-`OUT/summary.txt` and `OUT/summary.json`.
+The applications are those of `applications.registry`, in its order, after
+the kernel-regression demo. For each the demo trains briefly on its
+generated data (`attention-zoo train APP` with the small settings of the
+`RECIPE` in its `demo.py`, see `applications.demo.recipe`), which prints the
+held-out metrics and exports the model to `OUT/saved_models/APP/<n>/`; then
+it loads that export in a fresh Python that has TensorFlow and
+tensorflow-text's ops but neither Keras nor this project
+(`applications.demo.fresh_process`), sends it one example, times the calls,
+and prints the answer. The attention pictures of each application (those of
+its trainer and of the reloaded export) and the kernel-regression demo's two
+PNGs are gathered in `OUT/pictures/`. Last comes a table: the held-out
+metric, the export, the latency per example and the example's output of each
+application, also written to `OUT/summary.txt` and `OUT/summary.json`.
 
 Run folders (checkpoints, vocabularies) go to `OUT/runs/APP/`; an
 interrupted demo run again with the same flags resumes its training.
@@ -30,12 +30,12 @@ import shutil
 import time
 import traceback
 
-from applications.demo import recipes
+from applications import registry
 from applications.demo import table
 from applications.demo.fresh_process import serve_in_fresh_process
 
 KERNEL_REGRESSION = "kernel-regression"
-CHOICES = (KERNEL_REGRESSION,) + tuple(recipes.RECIPES)
+CHOICES = (KERNEL_REGRESSION,) + registry.APPLICATIONS
 
 
 def _parser():
@@ -130,20 +130,22 @@ def _versions(folder):
     return {int(name) for name in os.listdir(folder) if name.isdigit()}
 
 
-def _application(recipe, out, quick, repeats, progress):
+def _application(application, out, quick, repeats, progress):
     """Trains, exports, reloads and serves one application; its row."""
+    recipe = application.demo_recipe()
+    name = application.name
     settings = recipe.quick_settings if quick else recipe.settings
-    run_dir = os.path.join(out, "runs", recipe.name)
-    export_root = os.path.join(out, "saved_models", recipe.name)
+    run_dir = os.path.join(out, "runs", name)
+    export_root = os.path.join(out, "saved_models", name)
     before = _versions(export_root)
     flags = recipe.flags(quick)
-    progress.stage(f"attention-zoo train {recipe.name} {' '.join(flags)}")
-    trainer = importlib.import_module(recipe.trainer)
+    progress.stage(f"attention-zoo train {name} {' '.join(flags)}")
+    trainer = importlib.import_module(application.train_module)
     code = trainer.main(flags + ["--run-dir", run_dir, "--export", export_root])
     new = _versions(export_root) - before
     if code or not new:
         raise RuntimeError(
-            f"attention-zoo train {recipe.name} exited with code {code}"
+            f"attention-zoo train {name} exited with code {code}"
             + ("" if new else " and exported nothing")
         )
     export_dir = os.path.join(export_root, str(max(new)))
@@ -171,7 +173,7 @@ def _application(recipe, out, quick, repeats, progress):
     for path in pictures:
         print(f"wrote {path}")
     return {
-        "application": recipe.name,
+        "application": name,
         "metric": recipe.describe_metrics(metrics),
         "metrics": metrics,
         "export": export_dir,
@@ -212,7 +214,7 @@ def main(argv=None):
                 row = _kernel_regression(args.out, args.quick, progress)
             else:
                 row = _application(
-                    recipes.RECIPES[name],
+                    registry.get(name),
                     args.out,
                     args.quick,
                     args.repeats,

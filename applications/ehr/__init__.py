@@ -1,17 +1,43 @@
 """EHR risk classification: seq2vec attention over a patient's record.
 
-- `data`: the long format (`events.csv`, `notes.csv`, `labels.csv`), the
-  records container, a split by patient, a code vocabulary and a value
-  scaler.
+- `records`: `PatientRecords`, the records container, and a split by
+  patient.
+- `data`: the long format (`events.csv`, `notes.csv`, `labels.csv`) and
+  `load_records`, which tells it from the MIMIC-IV tables.
 - `mimic`: builds records from the MIMIC-IV (demo) tables, in-hospital
   mortality 24 hours after admission.
 - `synthetic`: synthetic patients whose risk is driven by planted codes and
   note phrases, with the planted positions as ground truth.
+- `encoding`: a code vocabulary, a value scaler and the model's event
+  inputs.
 - `model`: `build_risk_model`, code embedding plus value and time features,
   a GRU or self-attention encoder and attention pooling over the events
   (and the note); `attention_model` also returns the attention weights.
 - `config`: `EHRConfig`.
 - `risk_model`: `RiskModel`, vocabularies, scaler, training, prediction
-  with the most attended events and note words, AUROC / AUPRC / Brier /
-  calibration, save and load.
+  with the most attended events and note words, save and load; `metrics`:
+  AUROC / AUPRC / Brier / calibration.
+- `export`, `train`, `serve` (`attention-zoo explain`, with `explain`'s
+  report) and `demo`.
 """
+
+from applications.application import Application
+
+APPLICATION = Application(
+    name="ehr",
+    package=__name__,
+    bundle="risk_model:RiskModel",
+    serve_command="explain",
+    serve_help="explain one patient's risk from a `train ehr` run folder",
+    # A multihead EHR model with notes, a few thousand parameters.
+    tiny_settings=dict(
+        embedding_dim=8,
+        units=8,
+        encoder="multihead",
+        num_heads=2,
+        note_vocabulary_size=200,
+        note_min_count=1,
+        batch_size=16,
+        epochs=1,
+    ),
+)

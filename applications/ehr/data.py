@@ -24,143 +24,97 @@ not a number, a label other than `0`/`1`, a missing header column, an empty
 patient id or code, a header naming a column twice, a line that is not
 UTF-8, a patient twice in `labels.csv`) raise a `ValueError` starting with
 `path:line:`; a missing events or labels file a `FileNotFoundError`.
+
+The folder layouts `load_records` reads: this long format, or the MIMIC-IV
+tables (`hosp/`, `icu/`, see `applications.ehr.mimic`), told apart by
+`detect_format`.
+
+The records container and the split (`PatientRecords`, `split_patients`)
+are in `applications.ehr.records`, the code vocabulary and the value
+scaler (`CodeVocabulary`, `ValueScaler`) in `applications.ehr.encoding`;
+they are importable from here too.
 """
 
-import collections
 import csv
-import dataclasses
-import json
 import math
 import os
 
-import numpy as np
-
 from applications.common.loaders import iter_lines
 from applications.common.loaders import line_error
+from applications.ehr.encoding import EVENT_PAD_ID
+from applications.ehr.encoding import OOV
+from applications.ehr.encoding import OOV_ID
+from applications.ehr.encoding import PAD
+from applications.ehr.encoding import CodeVocabulary
+from applications.ehr.encoding import ValueScaler
+from applications.ehr.records import COUNT_KEYS
+from applications.ehr.records import PatientRecords
+from applications.ehr.records import split_patients
 
 EVENT_COLUMNS = ("patient_id", "time", "code", "value")
 NOTE_COLUMNS = ("patient_id", "time", "text")
 LABEL_COLUMNS = ("patient_id", "label", "prediction_time")
 GROUP_COLUMN = "group_id"
-PAD_ID = 0  # padding of event sequences
-OOV_ID = 1  # codes not in the vocabulary
-PAD = "<pad>"
-OOV = "<oov>"
-COUNT_KEYS = (
-    "non_numeric_values",  # values kept as NaN
-    "events_after_cutoff",  # dropped: time > prediction_time
-    "notes_after_cutoff",
-    "events_unlabelled",  # dropped: patient absent from labels.csv
-    "notes_unlabelled",
-    "empty_notes",  # dropped: text empty or only whitespace
-    "patients_without_events",  # kept, with an empty sequence
-    "patients_without_notes",  # kept, with note text ""
-)
+FORMATS = ("long", "mimic")
+MIMIC_MARKER = os.path.join("hosp", "admissions.csv.gz")
+# The event padding id under its former name (not the WordPiece `PAD_ID`
+# of `applications.common.wordpiece`).
+PAD_ID = EVENT_PAD_ID
+
+__all__ = [
+    "COUNT_KEYS",
+    "EVENT_PAD_ID",
+    "FORMATS",
+    "MIMIC_MARKER",
+    "OOV",
+    "OOV_ID",
+    "PAD",
+    "PAD_ID",
+    "CodeVocabulary",
+    "PatientRecords",
+    "ValueScaler",
+    "detect_format",
+    "load_long_format",
+    "load_records",
+    "parse_value",
+    "save_long_format",
+    "split_patients",
+]
 
 
-@dataclasses.dataclass
-class PatientRecords:
-    """One record per patient: events in time order, a note, a label.
+def detect_format(directory):
+    """`"mimic"` when `directory` holds `MIMIC_MARKER`
+    (`hosp/admissions.csv.gz`), else `"long"`."""
+    marker = os.path.join(os.fspath(directory), MIMIC_MARKER)
+    return "mimic" if os.path.exists(marker) else "long"
 
-    The event lists of patient `i` are parallel: `codes[i][j]` happened at
-    `times[i][j]` with value `values[i][j]`.
 
-    Attributes:
-        patient_ids: list of str.
-        codes: list (per patient) of lists of str, sorted by time (ties keep
-            the file order).
-        values: list of float64 arrays, NaN where an event has no numeric
-            value.
-        times: list of float64 arrays, hours since admission, ascending.
-        notes: list of str, the notes up to the prediction time joined in
-            time order with `"\\n"`; `""` when there are none.
-        labels: int64 array of 0/1.
-        prediction_times: float64 array, hours since admission.
-        groups: list of str, the split unit (see `split_patients`);
-            `None` means the patient ids.
-        counts: dict str -> int of what the loader dropped or handled (the
-            keys of `COUNT_KEYS`, plus loader-specific ones).
+def load_records(directory, format="auto", prediction_hours=24.0):
+    """The `PatientRecords` of a long-format or a MIMIC-IV folder.
+
+    Args:
+        directory: str or path-like.
+        format: `"auto"` (see `detect_format`), `"long"` or `"mimic"`.
+            Defaults to `"auto"`.
+        prediction_hours: float, MIMIC-IV only: the prediction time after
+            admission. Defaults to `24.0`.
+
+    Raises:
+        ValueError: for an unknown `format` and a malformed file.
+        FileNotFoundError: for a missing file.
     """
-
-    patient_ids: list
-    codes: list
-    values: list
-    times: list
-    notes: list
-    labels: np.ndarray
-    prediction_times: np.ndarray
-    groups: list = None
-    counts: dict = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self):
-        self.patient_ids = [str(p) for p in self.patient_ids]
-        self.values = [np.asarray(v, "float64") for v in self.values]
-        self.times = [np.asarray(t, "float64") for t in self.times]
-        self.labels = np.asarray(self.labels, "int64").reshape(-1)
-        self.prediction_times = np.asarray(
-            self.prediction_times, "float64"
-        ).reshape(-1)
-        if self.groups is None:
-            self.groups = list(self.patient_ids)
-        self.groups = [str(g) for g in self.groups]
-        lengths = {
-            len(x)
-            for x in (
-                self.patient_ids,
-                self.codes,
-                self.values,
-                self.times,
-                self.notes,
-                self.labels,
-                self.prediction_times,
-                self.groups,
-            )
-        }
-        if len(lengths) != 1:
-            raise ValueError(
-                "All fields of `PatientRecords` must have one entry per "
-                f"patient. Received lengths: {sorted(lengths)}"
-            )
-        for i, codes in enumerate(self.codes):
-            if not len(codes) == len(self.values[i]) == len(self.times[i]):
-                raise ValueError(
-                    f"Patient {self.patient_ids[i]!r}: `codes`, `values` "
-                    "and `times` must have the same length. Received: "
-                    f"{len(codes)}, {len(self.values[i])}, "
-                    f"{len(self.times[i])}"
-                )
-        if not set(np.unique(self.labels)) <= {0, 1}:
-            raise ValueError("`labels` must be 0 or 1.")
-
-    def __len__(self):
-        return len(self.patient_ids)
-
-    def select(self, indices):
-        """The patients at `indices` (ints, in that order); `counts={}`."""
-        indices = [int(i) for i in indices]
-        return PatientRecords(
-            patient_ids=[self.patient_ids[i] for i in indices],
-            codes=[list(self.codes[i]) for i in indices],
-            values=[self.values[i].copy() for i in indices],
-            times=[self.times[i].copy() for i in indices],
-            notes=[self.notes[i] for i in indices],
-            labels=self.labels[indices],
-            prediction_times=self.prediction_times[indices],
-            groups=[self.groups[i] for i in indices],
+    if format == "auto":
+        format = detect_format(directory)
+    if format not in FORMATS:
+        raise ValueError(
+            f"`format` must be 'auto' or one of {FORMATS}. "
+            f"Received: format={format!r}"
         )
+    if format == "mimic":
+        from applications.ehr import mimic  # it reads this module's format
 
-    def label_counts(self):
-        """`{0: negatives, 1: positives}`."""
-        counts = np.bincount(self.labels, minlength=2)
-        return {0: int(counts[0]), 1: int(counts[1])}
-
-    @property
-    def num_positives(self):
-        return int(self.labels.sum())
-
-    def num_events(self):
-        """int64 array, the number of events of each patient."""
-        return np.array([len(c) for c in self.codes], "int64")
+        return mimic.load_mimic_iv(directory, prediction_hours)
+    return load_long_format(directory)
 
 
 def _csv_rows(path, required):
@@ -403,198 +357,3 @@ def save_long_format(records, directory):
             cutoff = repr(float(records.prediction_times[i]))
             label = int(records.labels[i])
             writer.writerow((patient, label, cutoff, records.groups[i]))
-
-
-def split_patients(
-    records, validation_fraction=0.1, test_fraction=0.1, seed=0, by="group"
-):
-    """Splits records into train, validation and test, by group.
-
-    All patients of a group (`records.groups`, e.g. the hospital stays of
-    one person; with `by="patient"` each patient alone) land in one split.
-    Stratified: groups with a positive patient and the others are permuted
-    separately (a NumPy generator seeded with `seed`), and from each stratum
-    the first `round(n * test_fraction)` groups go to test, the next
-    `round(n * validation_fraction)` to validation, the rest to train.
-    Within each split the original order is kept. Deterministic for a seed.
-
-    Args:
-        records: a `PatientRecords`.
-        validation_fraction: float in [0, 1). Defaults to `0.1`.
-        test_fraction: float in [0, 1). Defaults to `0.1`.
-        seed: int. Defaults to `0`.
-        by: `"group"` or `"patient"`. Defaults to `"group"`.
-
-    Returns:
-        A tuple `(train, validation, test)` of `PatientRecords`.
-    """
-    for name, value in (
-        ("validation_fraction", validation_fraction),
-        ("test_fraction", test_fraction),
-    ):
-        if isinstance(value, bool) or not 0.0 <= value < 1.0:
-            raise ValueError(
-                f"`{name}` must be in [0, 1). Received: {name}={value!r}"
-            )
-    if validation_fraction + test_fraction >= 1.0:
-        raise ValueError(
-            "`validation_fraction + test_fraction` must be below 1. "
-            f"Received: {validation_fraction} + {test_fraction}"
-        )
-    if by not in ("group", "patient"):
-        raise ValueError(
-            f"`by` must be 'group' or 'patient'. Received: by={by!r}"
-        )
-    keys = records.groups if by == "group" else records.patient_ids
-    members = collections.defaultdict(list)  # key -> patient indices
-    for index, key in enumerate(keys):
-        members[key].append(index)
-    groups = list(members.values())
-    positive = np.array([records.labels[g].max() for g in groups], bool)
-    rng = np.random.default_rng(seed)
-    side = np.zeros(len(groups), "int64")  # 0 train, 1 validation, 2 test
-    for stratum in (np.flatnonzero(positive), np.flatnonzero(~positive)):
-        order = stratum[rng.permutation(len(stratum))]
-        num_test = int(round(len(order) * test_fraction))
-        num_validation = int(round(len(order) * validation_fraction))
-        side[order[:num_test]] = 2
-        side[order[num_test : num_test + num_validation]] = 1
-    split = np.zeros(len(records), "int64")
-    for g, indices in enumerate(groups):
-        split[indices] = side[g]
-    return tuple(records.select(np.flatnonzero(split == s)) for s in range(3))
-
-
-class CodeVocabulary:
-    """Maps event codes to ids: `PAD_ID = 0`, `OOV_ID = 1`, then codes.
-
-    Codes seen at least `min_count` times in the training records get ids
-    from 2, most frequent first (ties alphabetical); any other code encodes
-    to `OOV_ID`.
-
-    Args:
-        codes: iterable of str, the vocabulary after the two reserved
-            entries, in id order.
-
-    Example:
-
-    >>> vocabulary = CodeVocabulary(["lab:lactate", "rx:heparin"])
-    >>> vocabulary.encode(["rx:heparin", "never:seen"]).tolist()
-    [3, 1]
-    """
-
-    def __init__(self, codes):
-        self.codes = [PAD, OOV, *codes]
-        self._ids = {code: i for i, code in enumerate(self.codes)}
-        if len(self._ids) != len(self.codes):
-            raise ValueError("`codes` must not repeat or hold the reserved.")
-
-    @classmethod
-    def build(cls, records, min_count=1, max_size=None):
-        """The vocabulary of `records` (training records only).
-
-        Args:
-            records: a `PatientRecords`, or an iterable of code lists.
-            min_count: int, fewer occurrences map to OOV. Defaults to `1`.
-            max_size: int or None, the most ids in all (with PAD and OOV).
-                Defaults to `None` (no limit).
-        """
-        lists = (
-            records.codes if isinstance(records, PatientRecords) else records
-        )
-        counter = collections.Counter()
-        for codes in lists:
-            counter.update(codes)
-        kept = sorted(
-            (c for c, n in counter.items() if n >= min_count),
-            key=lambda c: (-counter[c], c),
-        )
-        if max_size is not None:
-            kept = kept[: max(0, max_size - 2)]
-        return cls(kept)
-
-    def __len__(self):
-        return len(self.codes)
-
-    def __contains__(self, code):
-        return code in self._ids and self._ids[code] > OOV_ID
-
-    def encode(self, codes):
-        """int32 array of ids; unknown codes give `OOV_ID`."""
-        return np.array([self._ids.get(c, OOV_ID) for c in codes], "int32")
-
-    def decode(self, ids):
-        """list of str, the codes of `ids`."""
-        return [self.codes[int(i)] for i in ids]
-
-    def save(self, path):
-        """Writes one code a line, in id order (the reserved ones first)."""
-        for code in self.codes:
-            if "\n" in code or "\r" in code:
-                raise ValueError(f"A code holds a line break: {code!r}")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("".join(code + "\n" for code in self.codes))
-
-    @classmethod
-    def load(cls, path):
-        """Reads a file written by `save`."""
-        codes = [text for _, text in iter_lines(path, skip_blank=False)]
-        if codes[:2] != [PAD, OOV]:
-            raise line_error(path, 1, f"expected {PAD!r} then {OOV!r}")
-        return cls(codes[2:])
-
-
-class ValueScaler:
-    """Standardises event values per code, with mean and std from training.
-
-    `transform` gives `(value - mean[code]) / std[code]`, clipped to
-    `[-clip, clip]`, and 0 where the value is NaN or the code has no numeric
-    values in training; with it an indicator, 1.0 where the event had a
-    finite value.
-
-    Args:
-        stats: dict code -> `(mean, std)`.
-        clip: float. Defaults to `5.0`.
-    """
-
-    def __init__(self, stats=None, clip=5.0):
-        stats = stats or {}
-        self.stats = {c: (float(m), float(s)) for c, (m, s) in stats.items()}
-        self.clip = float(clip)
-
-    @classmethod
-    def fit(cls, records, clip=5.0):
-        """Per-code mean and std (1 where it is 0) of the finite values."""
-        sums = collections.defaultdict(lambda: np.zeros(3))  # n, sum, sum sq
-        for codes, values in zip(records.codes, records.values):
-            for code, value in zip(codes, values):
-                if np.isfinite(value):
-                    sums[code] += (1.0, value, value * value)
-        stats = {}
-        for code, (n, total, squares) in sums.items():
-            mean = total / n
-            std = math.sqrt(max(squares / n - mean * mean, 0.0))
-            stats[code] = (mean, std if std > 1e-6 else 1.0)
-        return cls(stats, clip=clip)
-
-    def transform(self, codes, values):
-        """Two float32 arrays: scaled values, and 1/0 finite-value flags."""
-        values = np.asarray(values, "float64")
-        present = np.isfinite(values)
-        scaled = np.zeros(len(values), "float64")
-        for j, code in enumerate(codes):
-            if present[j] and code in self.stats:
-                mean, std = self.stats[code]
-                scaled[j] = (values[j] - mean) / std
-        scaled = np.clip(scaled, -self.clip, self.clip)
-        return scaled.astype("float32"), present.astype("float32")
-
-    def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"clip": self.clip, "stats": self.stats}, f, indent=1)
-
-    @classmethod
-    def load(cls, path):
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-        return cls(config["stats"], clip=config["clip"])

@@ -15,21 +15,22 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from applications.common import buckets
-from applications.common.exporting import save_export
+from attention_zoo.decoding import buckets
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
-from applications.ehr.data import OOV_ID
-from applications.ehr.data import PAD_ID
+from applications.ehr.encoding import EVENT_PAD_ID
+from applications.ehr.encoding import LENGTH_MULTIPLE
+from applications.ehr.encoding import OOV_ID
 from applications.ehr.model import attention_model
-from applications.ehr.risk_model import LENGTH_MULTIPLE
+from attention_zoo.export import ServingModule
 from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
 
 # The most hours between an event and the prediction time the model sees
 # (about 1,100 years; further apart is read as this far).
 MAX_HOURS = 1e7
 
 
-class RiskServingModule(tf.Module):
+class RiskServingModule(ServingModule):
     """Code table, scaler, tokenizer and the model in one module (the model
     XLA-compiled when `jit_compile`).
 
@@ -249,7 +250,7 @@ class RiskServingModule(tf.Module):
         codes = tf.gather(codes, positions, batch_dims=1)
         values = tf.cast(tf.gather(values, positions, batch_dims=1), "float64")
         times = tf.gather(times, positions, batch_dims=1)
-        ids = tf.where(valid, self._code_ids.lookup(codes), PAD_ID)
+        ids = tf.where(valid, self._code_ids.lookup(codes), EVENT_PAD_ID)
         # As `ValueScaler.transform`, in float64: (value - mean) / std,
         # clipped; 0 and has_value 0 for NaN / inf.
         present = tf.math.is_finite(values) & valid
@@ -318,8 +319,7 @@ def export_risk_model(
     The folder appears only once complete, with the config, the note
     vocabulary, the code list, the value scaler and `metadata.json` (with
     `metrics` and `data_fingerprint`, see
-    `applications.common.exporting.save_export`); an existing one is
-    replaced.
+    `attention_zoo.export.save_export`); an existing one is replaced.
 
     Returns:
         `path`.
@@ -331,10 +331,3 @@ def export_risk_model(
     return save_export(
         risk_model, module, path, jit_compile, metrics, data_fingerprint
     )
-
-
-def load_risk_model(path):
-    """Loads an export (registers TensorFlow Text's ops) -> signature."""
-    import tensorflow_text  # noqa: F401  (registers the ops in-process)
-
-    return tf.saved_model.load(path).signatures["serving_default"]

@@ -58,10 +58,10 @@ import math
 import os
 
 from applications.common.loaders import line_error
-from applications.ehr.data import COUNT_KEYS
-from applications.ehr.data import PatientRecords
 from applications.ehr.data import parse_value
 from applications.ehr.data import save_long_format
+from applications.ehr.records import COUNT_KEYS
+from applications.ehr.records import PatientRecords
 
 ADMISSIONS_TABLE = "hosp/admissions"
 DICTIONARY_TABLES = ("hosp/d_labitems", "icu/d_items")

@@ -90,8 +90,8 @@ class EventFeatures(keras.layers.Layer):
 
 
 def build_risk_model(
-    code_vocab_size,
-    note_vocab_size=None,
+    code_vocabulary_size,
+    note_vocabulary_size=None,
     embedding_dim=128,
     units=128,
     encoder="gru",
@@ -103,9 +103,9 @@ def build_risk_model(
     """An attention model of a patient's risk from events (and a note).
 
     Args:
-        code_vocab_size: int, number of code ids (0 padding, 1 OOV, see
-            `applications.ehr.data.CodeVocabulary`).
-        note_vocab_size: int or None, number of note token ids (0
+        code_vocabulary_size: int, number of code ids (0 padding, 1 OOV,
+            see `applications.ehr.encoding.CodeVocabulary`).
+        note_vocabulary_size: int or None, number of note token ids (0
             padding); `None` builds a model without the note input.
         embedding_dim: int, width of the code and word embeddings.
             Defaults to `128`.
@@ -133,15 +133,17 @@ def build_risk_model(
     Example:
 
     ```python
-    model = build_risk_model(code_vocab_size=200, note_vocab_size=500)
+    model = build_risk_model(
+        code_vocabulary_size=200, note_vocabulary_size=500
+    )
     model.compile("adam", "binary_crossentropy")
     risk = model({"codes": c, "values": v, "has_value": m, "times": t,
                   "note": n})  # (B, 1)
     ```
     """
-    check_positive_int("code_vocab_size", code_vocab_size)
-    if note_vocab_size is not None:
-        check_positive_int("note_vocab_size", note_vocab_size)
+    check_positive_int("code_vocabulary_size", code_vocabulary_size)
+    if note_vocabulary_size is not None:
+        check_positive_int("note_vocabulary_size", note_vocabulary_size)
     check_positive_int("embedding_dim", embedding_dim)
     check_positive_int("units", units)
     check_positive_int("num_heads", num_heads)
@@ -169,7 +171,10 @@ def build_risk_model(
         "times": keras.Input((None,), dtype="float32", name="times"),
     }
     embedded = keras.layers.Embedding(
-        code_vocab_size, embedding_dim, mask_zero=True, name="code_embedding"
+        code_vocabulary_size,
+        embedding_dim,
+        mask_zero=True,
+        name="code_embedding",
     )(inputs["codes"])
     features = EventFeatures(time_encoding, name="event_features")(
         inputs["codes"], inputs["values"], inputs["has_value"], inputs["times"]
@@ -184,10 +189,10 @@ def build_risk_model(
         events, return_attention_scores=True
     )
     parts = [pooled]
-    if note_vocab_size is not None:
+    if note_vocabulary_size is not None:
         inputs["note"] = keras.Input((None,), dtype="int32", name="note")
         words = keras.layers.Embedding(
-            note_vocab_size,
+            note_vocabulary_size,
             embedding_dim,
             mask_zero=True,
             name="note_embedding",

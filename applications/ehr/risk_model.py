@@ -6,23 +6,41 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from applications.common import buckets
+from attention_zoo.decoding import buckets
 from applications.common.bundle import CONFIG_FILE
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.ehr.config import EHRConfig
-from applications.ehr.data import PAD_ID
-from applications.ehr.data import CodeVocabulary
-from applications.ehr.data import PatientRecords
-from applications.ehr.data import ValueScaler
+from applications.ehr.encoding import LENGTH_MULTIPLE
+from applications.ehr.encoding import CodeVocabulary
+from applications.ehr.encoding import ValueScaler
+from applications.ehr.encoding import encode_events
+from applications.ehr.encoding import padded_length
+from applications.ehr.metrics import auprc
+from applications.ehr.metrics import auroc
+from applications.ehr.metrics import brier_score
+from applications.ehr.metrics import calibration_bins
 from applications.ehr.model import attention_model
 from applications.ehr.model import build_risk_model
+from applications.ehr.records import PatientRecords
 
 CODE_VOCABULARY_FILE = "codes.txt"
 SCALER_FILE = "value_scaler.json"
 NOTE_VOCABULARY_DIR = "note_vocabulary"
-LENGTH_MULTIPLE = 16  # events and note tokens are padded to a multiple
+
+# The metrics and the padding multiple, importable from here as before.
+__all__ = [
+    "CODE_VOCABULARY_FILE",
+    "LENGTH_MULTIPLE",
+    "NOTE_VOCABULARY_DIR",
+    "SCALER_FILE",
+    "RiskModel",
+    "auprc",
+    "auroc",
+    "brier_score",
+    "calibration_bins",
+]
 
 
 class RiskModel(SavedBundle):
@@ -161,7 +179,7 @@ class RiskModel(SavedBundle):
             keras.utils.set_random_seed(config.seed)
             self.model = build_risk_model(
                 len(self.code_vocabulary),
-                note_vocab_size=(
+                note_vocabulary_size=(
                     self.note_tokenizer.vocabulary_size
                     if config.use_notes
                     else None
@@ -188,33 +206,16 @@ class RiskModel(SavedBundle):
             float32 `(N, T)` (hours before the prediction time) and, with
             notes, `note` int32 `(N, L)`; plus `event_index` int64 `(N, T)`,
             the index of each column's event in `records.codes[i]` (-1 on
-            padding). `T` and `L` are multiples of 16.
+            padding). `T` and `L` are multiples of 16 (see
+            `applications.ehr.encoding.encode_events`).
         """
         _check_records(records)
-        count, keep = len(records), self.config.max_events
-        longest = max([min(len(c), keep) for c in records.codes] + [1])
-        length = -(-longest // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
-        arrays = {
-            "codes": np.full((count, length), PAD_ID, "int32"),
-            "values": np.zeros((count, length), "float32"),
-            "has_value": np.zeros((count, length), "float32"),
-            "times": np.zeros((count, length), "float32"),
-            "event_index": np.full((count, length), -1, "int64"),
-        }
-        for i in range(count):
-            start = max(len(records.codes[i]) - keep, 0)
-            codes = records.codes[i][start:]
-            n = len(codes)
-            values, present = self.scaler.transform(
-                codes, records.values[i][start:]
-            )
-            arrays["codes"][i, :n] = self.code_vocabulary.encode(codes)
-            arrays["values"][i, :n] = values
-            arrays["has_value"][i, :n] = present
-            arrays["times"][i, :n] = (
-                records.prediction_times[i] - records.times[i][start:]
-            )
-            arrays["event_index"][i, :n] = np.arange(start, start + n)
+        arrays = encode_events(
+            records,
+            self.code_vocabulary,
+            self.scaler,
+            self.config.max_events,
+        )
         if self.config.use_notes:
             arrays["note"] = self._note_ids(records.notes)
         return arrays
@@ -225,8 +226,7 @@ class RiskModel(SavedBundle):
             return np.zeros((0, LENGTH_MULTIPLE), "int32")
         ids = self.note_tokenizer.tokenize(tf.constant(list(notes), tf.string))
         ids = ids[:, -self.config.max_note_tokens :]
-        longest = max(int(tf.reduce_max(ids.row_lengths())), 1)
-        length = -(-longest // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
+        length = padded_length(int(tf.reduce_max(ids.row_lengths())))
         return ids.to_tensor(NOTE_PAD_ID, shape=(None, length)).numpy()
 
     def class_weights(self, labels):
@@ -305,7 +305,7 @@ class RiskModel(SavedBundle):
     def predict_function(self):
         """`inputs -> {"risk", "event_attention"[, "note_attention"]}`,
         compiled with XLA; the batch is padded to a bucketed size (see
-        `applications.common.buckets`) so XLA compiles for few shapes."""
+        `attention_zoo.decoding.buckets`) so XLA compiles for few shapes."""
         if self._explainer is None:
             if self.model is None:
                 raise ValueError("The risk model has no model: call `fit`.")
@@ -400,6 +400,8 @@ class RiskModel(SavedBundle):
     ):
         """Writes a SavedModel serving raw events and notes; see
         `applications.ehr.export.export_risk_model`."""
+        # Imported on use: `export` does not import this module (the
+        # dependency goes one way), and training needs no export code.
         from applications.ehr.export import export_risk_model
 
         return export_risk_model(
@@ -451,81 +453,6 @@ def _top_words(pieces, weights, top_k):
     words, totals = list(merged), list(merged.values())
     order = np.argsort(-np.asarray(totals), kind="stable")[:top_k]
     return [(words[j], totals[j]) for j in order]
-
-
-def auroc(labels, scores):
-    """Area under the ROC curve: the chance that a random positive scores
-    above a random negative, ties counting one half (Mann-Whitney U with
-    average ranks). `nan` without both classes."""
-    labels = np.asarray(labels).astype(bool)
-    scores = np.asarray(scores, "float64")
-    positives, negatives = int(labels.sum()), int((~labels).sum())
-    if not positives or not negatives:
-        return float("nan")
-    order = np.argsort(scores, kind="mergesort")
-    sorted_scores = scores[order]
-    ranks = np.empty(len(scores), "float64")
-    # Average rank (1-based) within each run of tied scores.
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
-    ends = np.r_[starts[1:], len(scores)]
-    for start, end in zip(starts, ends):
-        ranks[order[start:end]] = (start + end + 1) / 2.0
-    u = ranks[labels].sum() - positives * (positives + 1) / 2.0
-    return float(u / (positives * negatives))
-
-
-def auprc(labels, scores):
-    """Area under the precision-recall curve as average precision:
-    `sum_k (R_k - R_{k-1}) P_k` over the distinct score thresholds, from
-    the highest (tied scores enter together). `nan` without positives."""
-    labels = np.asarray(labels).astype(bool)
-    scores = np.asarray(scores, "float64")
-    positives = int(labels.sum())
-    if not positives:
-        return float("nan")
-    order = np.argsort(-scores, kind="mergesort")
-    sorted_scores, sorted_labels = scores[order], labels[order]
-    true_positives = np.cumsum(sorted_labels)
-    # The last index of each run of tied scores: one threshold each.
-    last = np.r_[np.flatnonzero(np.diff(sorted_scores)), len(scores) - 1]
-    tp = true_positives[last].astype("float64")
-    precision = tp / (last + 1)
-    recall = tp / positives
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-
-
-def brier_score(labels, scores):
-    """Mean squared error of the predicted risks."""
-    labels = np.asarray(labels, "float64")
-    scores = np.asarray(scores, "float64")
-    return float(np.mean((scores - labels) ** 2)) if len(labels) else 0.0
-
-
-def calibration_bins(labels, scores, num_bins=10):
-    """Reliability table over `num_bins` equal-width risk bins of [0, 1].
-
-    Returns:
-        A list of dicts, one per non-empty bin: `low`, `high` (its edges),
-        `count`, `mean_risk` (mean prediction) and `observed` (fraction of
-        positives).
-    """
-    labels = np.asarray(labels, "float64")
-    scores = np.asarray(scores, "float64")
-    which = np.clip((scores * num_bins).astype("int64"), 0, num_bins - 1)
-    table = []
-    for b in range(num_bins):
-        inside = which == b
-        if inside.any():
-            table.append(
-                {
-                    "low": b / num_bins,
-                    "high": (b + 1) / num_bins,
-                    "count": int(inside.sum()),
-                    "mean_risk": float(scores[inside].mean()),
-                    "observed": float(labels[inside].mean()),
-                }
-            )
-    return table
 
 
 def _check_records(records):

@@ -34,8 +34,8 @@ import os
 
 import numpy as np
 
-from applications.ehr.data import PatientRecords
 from applications.ehr.data import save_long_format
+from applications.ehr.records import PatientRecords
 
 PREDICTION_HOURS = 24.0
 _LABS = (
@@ -299,6 +299,12 @@ def make_synthetic_patients(
         late_events=late_events,
         late_notes=late_notes,
     )
+
+
+def fit_arguments(count, seed=0):
+    """`count` synthetic patients as the positional arguments of
+    `RiskModel.fit`: a tuple `(records,)` of `PatientRecords`."""
+    return (make_synthetic_patients(count, seed=seed).records,)
 
 
 def _risk_value(rng, code):

@@ -15,11 +15,9 @@ among them), and the export.
 """
 
 import argparse
-import os
 import sys
 
 from applications.common import distribute
-from applications.common import exporting
 from applications.common import train_flags
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
@@ -34,7 +32,6 @@ SYNTHETIC_DEFAULTS = dict(
     epochs=15,
     learning_rate=1e-3,
 )
-MIMIC_MARKER = os.path.join("hosp", "admissions.csv.gz")
 TOP_K = 3
 
 
@@ -51,9 +48,9 @@ def _parser():
     )
     parser.add_argument(
         "--format",
-        choices=("auto", "long", "mimic"),
+        choices=("auto", *data.FORMATS),
         default="auto",
-        help=f"auto: MIMIC-IV when the folder has {MIMIC_MARKER}",
+        help=f"auto: MIMIC-IV when the folder has {data.MIMIC_MARKER}",
     )
     parser.add_argument(
         "--prediction-hours",
@@ -90,7 +87,12 @@ def _config(args, synthetic):
 
 def load_records(args):
     """`(records, synthetic)`: the `PatientRecords` of the flags and the
-    `SyntheticPatients` they came from (None for real data)."""
+    `SyntheticPatients` they came from (None for real data).
+
+    Raises:
+        ValueError: for a malformed file (`path:line: ...`).
+        FileNotFoundError: for a missing file.
+    """
     if not args.data:
         from applications.ehr.synthetic import make_synthetic_patients
 
@@ -98,15 +100,8 @@ def load_records(args):
             args.synthetic_patients, seed=args.seed
         )
         return synthetic.records, synthetic
-    format = args.format
-    if format == "auto":
-        marker = os.path.join(args.data, MIMIC_MARKER)
-        format = "mimic" if os.path.exists(marker) else "long"
-    if format == "mimic":
-        from applications.ehr.mimic import load_mimic_iv
-
-        return load_mimic_iv(args.data, args.prediction_hours), None
-    return data.load_long_format(args.data), None
+    records = data.load_records(args.data, args.format, args.prediction_hours)
+    return records, None
 
 
 def print_report(name, report):
@@ -221,5 +216,5 @@ def main(argv=None):
             train.notes,
             train.labels,
         )
-        exporting.export_next_version(risk_model, args, metrics, examples)
+        train_flags.export_next_version(risk_model, args, metrics, examples)
     return 0

@@ -1,1 +1,20 @@
 """Textual entailment with decomposable attention (Parikh et al., 2016)."""
+
+from applications.application import Application
+
+APPLICATION = Application(
+    name="entailment",
+    package=__name__,
+    bundle="classifier:EntailmentClassifier",
+    serve_command="predict",
+    serve_help="classify premise / hypothesis pairs with an exported model",
+    # Decomposable attention without intra-sentence attention.
+    tiny_settings=dict(
+        embedding_dim=12,
+        hidden_units=10,
+        vocabulary_size=300,
+        max_length=16,
+        batch_size=32,
+        epochs=1,
+    ),
+)

@@ -4,13 +4,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from applications.common import buckets
+from attention_zoo.decoding import buckets
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.entailment.config import EntailmentConfig
-from applications.entailment.data import LABELS
-from applications.entailment.data import EntailmentExamples
+from applications.entailment.examples import LABELS
+from applications.entailment.examples import EntailmentExamples
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
 
@@ -208,7 +208,7 @@ class EntailmentClassifier(SavedBundle):
         graph-mode `tf.function` with `jit_compile=False`).
 
         Both are PAD-filled to one bucketed shape first (see
-        `applications.common.buckets`), so XLA compiles for a few shapes.
+        `attention_zoo.decoding.buckets`), so XLA compiles for a few shapes.
         The dict has `probabilities` `(B, 3)` and, for attention models,
         `alignment` `(B, m, n)`.
         """

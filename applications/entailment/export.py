@@ -2,12 +2,13 @@
 
 import tensorflow as tf
 
-from applications.common.exporting import save_export
-from applications.entailment.data import LABELS
+from applications.entailment.examples import LABELS
+from attention_zoo.export import ServingModule
 from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
 
 
-class EntailmentServingModule(tf.Module):
+class EntailmentServingModule(ServingModule):
     """Tokenizer, model weights and the forward pass in one module.
 
     `serve(premise, hypothesis)`: tf.string `(B,)` each -> `probabilities`
@@ -72,9 +73,8 @@ def export_entailment(
     when `jit_compile` (`None`: when a GPU is visible). Loading needs only
     TensorFlow and TensorFlow Text's ops. The folder appears only once
     complete, with the config, the vocabulary and `metadata.json` (with
-    `metrics` and `data_fingerprint`, see
-    `applications.common.exporting.save_export`); an existing one is
-    replaced.
+    `metrics` and `data_fingerprint`, see `attention_zoo.export.save_export`);
+    an existing one is replaced.
 
     Returns:
         `path`.
@@ -86,10 +86,3 @@ def export_entailment(
     return save_export(
         classifier, module, path, jit_compile, metrics, data_fingerprint
     )
-
-
-def load_entailment(path):
-    """Loads an export (registers TensorFlow Text's ops) -> signature."""
-    import tensorflow_text  # noqa: F401  (registers the ops in-process)
-
-    return tf.saved_model.load(path).signatures["serving_default"]

@@ -55,7 +55,7 @@ class MaskedSum(keras.layers.Layer):
 
 
 def build_decomposable_attention(
-    vocab_size,
+    vocabulary_size,
     embedding_dim=300,
     hidden_units=200,
     intra_attention=False,
@@ -70,7 +70,7 @@ def build_decomposable_attention(
     """The decomposable attention model of Parikh et al. (2016).
 
     Args:
-        vocab_size: int, number of token ids (id 0 is padding).
+        vocabulary_size: int, number of token ids (id 0 is padding).
         embedding_dim: int, word vector size. Defaults to `300`.
         hidden_units: int, width of the projection and of `F`, `G`, `H`.
             Defaults to `200`.
@@ -81,8 +81,9 @@ def build_decomposable_attention(
         num_classes: int. Defaults to `3`.
         attention: bool; `False` builds the no-attention baseline.
             Defaults to `True`.
-        embeddings: optional float array `(vocab_size, embedding_dim)` to
-            start the (trainable) embeddings from, e.g. GloVe vectors from
+        embeddings: optional float array `(vocabulary_size,
+            embedding_dim)` to start the (trainable) embeddings from,
+            e.g. GloVe vectors from
             `applications.common.word_vectors.load_word_vectors`.
         max_distance: int, see `IntraAttention`. Defaults to `10`.
         trainable_embeddings: bool; `False` keeps the word vectors fixed
@@ -100,13 +101,13 @@ def build_decomposable_attention(
     Example:
 
     ```python
-    model = build_decomposable_attention(vocab_size=1000)
+    model = build_decomposable_attention(vocabulary_size=1000)
     model.compile("adam", "sparse_categorical_crossentropy")
     probabilities = model({"premise": ids_a, "hypothesis": ids_b})
     ```
     """
     for arg, value in (
-        ("vocab_size", vocab_size),
+        ("vocabulary_size", vocabulary_size),
         ("embedding_dim", embedding_dim),
         ("hidden_units", hidden_units),
         ("num_classes", num_classes),
@@ -116,18 +117,18 @@ def build_decomposable_attention(
     check_rate("dropout", dropout)
     initializer = "uniform" if trainable_embeddings else "random_normal"
     if embeddings is not None:
-        if tuple(embeddings.shape) != (vocab_size, embedding_dim):
+        if tuple(embeddings.shape) != (vocabulary_size, embedding_dim):
             raise ValueError(
-                "`embeddings` must have shape (vocab_size, embedding_dim) = "
-                f"{(vocab_size, embedding_dim)}. Received: "
-                f"embeddings.shape={tuple(embeddings.shape)}"
+                "`embeddings` must have shape (vocabulary_size, "
+                f"embedding_dim) = {(vocabulary_size, embedding_dim)}. "
+                f"Received: embeddings.shape={tuple(embeddings.shape)}"
             )
         initializer = keras.initializers.Constant(embeddings)
 
     premise = keras.Input((None,), dtype="int32", name="premise")
     hypothesis = keras.Input((None,), dtype="int32", name="hypothesis")
     embed = keras.layers.Embedding(
-        vocab_size,
+        vocabulary_size,
         embedding_dim,
         mask_zero=True,
         embeddings_initializer=initializer,

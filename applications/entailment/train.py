@@ -17,10 +17,10 @@ import argparse
 import os
 
 from applications.common import distribute
-from applications.common import exporting
 from applications.common import train_flags
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
+from applications.entailment.synthetic import make_synthetic_entailment
 
 # A model that learns the generated data in a few minutes on 2 cores.
 SYNTHETIC_DEFAULTS = dict(
@@ -32,6 +32,8 @@ SYNTHETIC_DEFAULTS = dict(
     learning_rate=3e-3,
     epochs=15,
 )
+# The formats whose files hold named splits (`--train-split`, `--test-split`).
+SPLIT_FORMATS = ("three-files", "sick")
 
 
 def _parser():
@@ -107,23 +109,31 @@ def _config(args, synthetic):
     return EntailmentConfig(**values)
 
 
-def load_splits(args):
-    """`(train, validation, test)` `EntailmentExamples` for the flags."""
+def data_format(args):
+    """The format of `--data`: `--format`, or the detected one; `None`
+    for the generated data."""
     if not args.data:
-        generated = data.make_synthetic_entailment(
+        return None
+    if args.format == "auto":
+        return data.detect_format(args.data)
+    return args.format
+
+
+def load_splits(args, format):
+    """`(train, validation, test)` `EntailmentExamples` for the flags and
+    the data's `format` (see `data_format`)."""
+    if format is None:
+        generated = make_synthetic_entailment(
             args.synthetic_examples, seed=args.seed
         )
         train, validation = data.split_examples(
             generated.examples, args.validation_fraction, seed=args.seed
         )
-        test = data.make_synthetic_entailment(
+        test = make_synthetic_entailment(
             max(args.synthetic_examples // 8, 1), seed=args.seed + 1
         ).examples
         return train, validation, test
-    format = args.format
-    if format == "auto":
-        format = data.detect_format(args.data)
-    if format in ("three-files", "sick"):
+    if format in SPLIT_FORMATS:
         train = data.load_examples(
             args.data, format, split=args.train_split or "train"
         )
@@ -137,11 +147,6 @@ def load_splits(args):
                 train, args.validation_fraction, seed=args.seed
             )
         return train, validation, test
-    if args.train_split or args.test_split:
-        raise SystemExit(
-            f"--train-split/--test-split apply to folders of split files and "
-            f"SICK, not to {format!r} files"
-        )
     examples = data.load_examples(args.data, format)
     rest, test = data.split_examples(
         examples, args.validation_fraction, seed=args.seed
@@ -175,7 +180,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     # First: `multi-worker` sets up collective ops before TensorFlow runs.
     strategy = distribute.strategy_from_flag(parser, args.strategy)
-    train, validation, test = load_splits(args)
+    format = data_format(args)
+    if format not in (None, *SPLIT_FORMATS) and (
+        args.train_split or args.test_split
+    ):
+        raise SystemExit(
+            f"--train-split/--test-split apply to folders of split files and "
+            f"SICK, not to {format!r} files"
+        )
+    train, validation, test = load_splits(args, format)
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} "
         f"test pairs; train labels {train.label_counts()}"
@@ -221,5 +234,5 @@ def main(argv=None):
     if args.export:
         metrics = {k: v for k, v in report.items() if k != "predictions"}
         examples = zip(train.premises, train.hypotheses, train.labels)
-        exporting.export_next_version(classifier, args, metrics, examples)
+        train_flags.export_next_version(classifier, args, metrics, examples)
     return 0

@@ -2,27 +2,56 @@
 
 Builders (`build_rnn_translator`, `build_transformer_translator`), the
 `Translator` that bundles tokenizers, model and compiled decoding, data
-loaders and the synthetic language pair (`data`), and the export.
+loaders (`data`), the synthetic language pair (`synthetic`) and the
+export. The names below are imported when first used, so that importing
+the package (`APPLICATION`) does not start TensorFlow.
 """
 
-from applications.translation import data
-from applications.translation.config import TranslationConfig
-from applications.translation.export import export_translation
-from applications.translation.rnn_model import build_rnn_translator
-from applications.translation.rnn_model import make_rnn_decoder
-from applications.translation.transformer_model import (
-    build_transformer_translator,
-)
-from applications.translation.transformer_model import make_transformer_decoder
-from applications.translation.translator import Translator
+import importlib
 
-__all__ = [
-    "TranslationConfig",
-    "Translator",
-    "build_rnn_translator",
-    "build_transformer_translator",
-    "data",
-    "export_translation",
-    "make_rnn_decoder",
-    "make_transformer_decoder",
-]
+from applications.application import Application
+
+APPLICATION = Application(
+    name="translation",
+    package=__name__,
+    bundle="translator:Translator",
+    serve_command="translate",
+    serve_help="translate texts with an exported translator",
+    # An RNN translator (the default model).
+    tiny_settings=dict(
+        embedding_dim=16,
+        units=24,
+        source_vocabulary_size=200,
+        target_vocabulary_size=200,
+        max_length=12,
+        batch_size=32,
+        epochs=1,
+    ),
+)
+
+# Public name -> the module defining it (None: the submodule itself).
+_EXPORTS = {
+    "TranslationConfig": "config",
+    "Translator": "translator",
+    "build_rnn_translator": "rnn_model",
+    "build_transformer_translator": "transformer_model",
+    "data": None,
+    "export_translation": "export",
+    "make_rnn_decoder": "rnn_model",
+    "make_transformer_decoder": "transformer_model",
+}
+
+__all__ = ["APPLICATION", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS[name]
+    if module is None:
+        return importlib.import_module(f"{__name__}.{name}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

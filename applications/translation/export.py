@@ -2,12 +2,13 @@
 
 import tensorflow as tf
 
-from applications.common.exporting import save_export
 from applications.translation import data
+from attention_zoo.export import ServingModule
 from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
 
 
-class TranslationServingModule(tf.Module):
+class TranslationServingModule(ServingModule):
     """Tokenizers, model weights and the decoder in one module.
 
     `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
@@ -15,7 +16,8 @@ class TranslationServingModule(tf.Module):
     `target_len` is the longest generated translation of the batch (END
     included) and `source_len` the longest tokenized source (at most
     `max_length`: longer texts are cut). A text without tokens (empty or
-    whitespace) gives `""` and zero attention. The decoder is XLA-compiled
+    whitespace) gives `""` and zero attention. The search is
+    `Translator.decode` (`attention_zoo.decoding.decode`), XLA-compiled
     when `jit_compile`.
     """
 
@@ -27,9 +29,8 @@ class TranslationServingModule(tf.Module):
         self.target_tokenizer = translator.target_tokenizer
         self.model = translator.model
         self._max_length = translator.config.max_length
-        self._decode = translator.decode_function(
-            beam_size, length_penalty, jit_compile
-        )
+        self._translator = translator
+        self._search = (beam_size, length_penalty, jit_compile)
 
     @tf.function(
         input_signature=[tf.TensorSpec([None], tf.string, name="text")]
@@ -39,8 +40,8 @@ class TranslationServingModule(tf.Module):
             self.source_tokenizer, text, self._max_length
         )
         # A text without tokens comes back with length 0 and PAD tokens
-        # (see `Translator.decode_function`): "" and zero attention.
-        result = self._decode(source_ids)
+        # (see `Translator.decode`): "" and zero attention.
+        result = self._translator.decode(source_ids, *self._search)
         length = tf.reduce_max(
             tf.concat([result["lengths"], tf.zeros([1], tf.int32)], 0)
         )
@@ -72,7 +73,7 @@ def export_translation(
     visible). Loading needs only TensorFlow and TensorFlow Text's ops. The
     folder appears only once complete, with the config, the vocabularies
     and `metadata.json` (with `metrics` and `data_fingerprint`, see
-    `applications.common.exporting.save_export`); an existing one is
+    `attention_zoo.export.save_export`); an existing one is
     replaced.
 
     Returns:
@@ -87,10 +88,3 @@ def export_translation(
     return save_export(
         translator, module, path, jit_compile, metrics, data_fingerprint
     )
-
-
-def load_translation(path):
-    """Loads an export (registers TensorFlow Text's ops) -> signature."""
-    import tensorflow_text  # noqa: F401  (registers the ops in-process)
-
-    return tf.saved_model.load(path).signatures["serving_default"]

@@ -43,7 +43,8 @@ def build_translation_model(
 
 
 def make_decoder(model, config):
-    """The decoding adapter (`encode`, `initial_state`, `step_fn`)."""
+    """The model's `DecodingAdapter` (see `attention_zoo.decoding`), with
+    room for the `config.max_length + 1` tokens a translation has."""
     if config.model == "rnn":
         return make_rnn_decoder(model)
     return make_transformer_decoder(

@@ -2,8 +2,9 @@
 
 `build_rnn_translator` builds the encoder-decoder of Bahdanau et al. (2015)
 and Luong et al. (2015) as a functional `keras.Model`; `make_rnn_decoder`
-wraps a built model for `attention_zoo.decoding` (greedy and beam search),
-one target token per step, with the attention keys projected once.
+wraps a built model as a `DecodingAdapter` for `attention_zoo.decoding`
+(greedy and beam search), one target token per step, with the attention
+keys projected once.
 """
 
 import re
@@ -11,6 +12,7 @@ import re
 import keras
 from keras import ops
 
+from applications.translation.decoding import TranslationAdapter
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
 from attention_zoo.layers.additive_attention import AdditiveAttention
@@ -21,8 +23,8 @@ CELL_TYPES = ("gru", "lstm")
 
 
 def build_rnn_translator(
-    source_vocab_size,
-    target_vocab_size,
+    source_vocabulary_size,
+    target_vocabulary_size,
     attention="additive",
     cell="gru",
     embedding_dim=256,
@@ -63,8 +65,8 @@ def build_rnn_translator(
     Padding appended to either input changes no real position's logits.
 
     Args:
-        source_vocab_size: int, source vocabulary size (ids `[0, V_s)`).
-        target_vocab_size: int, target vocabulary size (ids `[0, V_t)`).
+        source_vocabulary_size: int, source vocabulary size (ids `[0, V_s)`).
+        target_vocabulary_size: int, target vocabulary size (ids `[0, V_t)`).
         attention: str or None, one of `"additive"`, `"general"`, `"dot"`,
             `"scaled_dot"`, `None`. Defaults to `"additive"`.
         cell: str, `"gru"` or `"lstm"`. Defaults to `"gru"`.
@@ -88,11 +90,9 @@ def build_rnn_translator(
     ```python
     model = build_rnn_translator(8000, 8000, attention="additive")
     logits = model({"source": source_ids, "target_in": target_in})
-    decoder = make_rnn_decoder(model)
-    memory = decoder.encode(source_ids)
-    result = greedy_search(
-        decoder.step_fn(memory), decoder.initial_state(memory),
-        start_id=2, end_id=3, max_length=50,
+    result = decode(
+        make_rnn_decoder(model), source_ids,
+        start_id=2, end_id=3, max_length=50, beam_size=4,
     )
     ```
 
@@ -105,8 +105,8 @@ def build_rnn_translator(
         https://arxiv.org/abs/1508.04025.
     """
     _validate(
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
+        source_vocabulary_size=source_vocabulary_size,
+        target_vocabulary_size=target_vocabulary_size,
         attention=attention,
         cell=cell,
         embedding_dim=embedding_dim,
@@ -119,7 +119,7 @@ def build_rnn_translator(
 
     # Encoder: (B, Ts) -> (B, Ts, E), plus the last layer's final states.
     x = keras.layers.Embedding(
-        source_vocab_size,
+        source_vocabulary_size,
         embedding_dim,
         mask_zero=True,
         dtype=dtype,
@@ -150,7 +150,7 @@ def build_rnn_translator(
 
     # Decoder RNN, teacher forced: (B, Tt) -> s_t (B, Tt, units).
     y = keras.layers.Embedding(
-        target_vocab_size,
+        target_vocabulary_size,
         embedding_dim,
         mask_zero=True,
         dtype=dtype,
@@ -180,23 +180,23 @@ def build_rnn_translator(
         features
     )
     logits = keras.layers.Dense(
-        target_vocab_size, dtype="float32", name="logits"
+        target_vocabulary_size, dtype="float32", name="logits"
     )(features)
     return keras.Model(
         {"source": source, "target_in": target_in}, logits, name=name
     )
 
 
-class RNNDecoder:
+class RNNDecoder(TranslationAdapter):
     """Step-by-step decoding of a model from `build_rnn_translator`.
 
-    Follows the `attention_zoo.decoding` contract: `encode(source_ids)`
-    returns a dict of batch-leading tensors (`memory`); `initial_state(
-    memory)` the decoder state; `step_fn(memory)` a function `(token_ids,
-    state, index) -> (logits, state, attention)` with `token_ids` int32
-    `(N,)`, `logits` float32 `(N, V_t)` and attention weights float32
-    `(N, Ts)` (zeros for a model without attention). The state is a tuple:
-    `(h,)` for a GRU decoder, `(h, c)` for an LSTM.
+    A `DecodingAdapter` (see `attention_zoo.decoding.decode`):
+    `encode(source_ids)` returns a dict of batch-leading tensors
+    (`memory`); `initial_state(memory)` the decoder state; `step(token_ids,
+    state, memory, index) -> (logits, state, attention)` with `token_ids`
+    int32 `(N,)`, `logits` float32 `(N, V_t)` and attention weights
+    float32 `(N, Ts)` (zeros for a model without attention). The state is
+    a tuple: `(h,)` for a GRU decoder, `(h, c)` for an LSTM.
 
     `encode` runs the model's encoder layers and projects the attention keys
     once (`precompute_keys`); a step embeds one token, runs one step of the
@@ -257,40 +257,36 @@ class RNNDecoder:
             return (memory["initial_h"], memory["initial_c"])
         return (memory["initial_h"],)
 
-    def step_fn(self, memory):
-        """Returns `step(token_ids, state, index)` closing over `memory`."""
+    def step(self, token_ids, state, memory, index):
+        """One target token for `N` rows; see the class docstring."""
         source_mask = memory["source_mask"]
-
-        def step(token_ids, state, index):
-            # The embedding's weights directly: calling the layer would
-            # attach a padding mask that the cell cannot take.
-            inputs = ops.take(
-                self._embedding.embeddings, ops.cast(token_ids, "int32"), 0
+        # The embedding's weights directly: calling the layer would attach
+        # a padding mask that the cell cannot take.
+        inputs = ops.take(
+            self._embedding.embeddings, ops.cast(token_ids, "int32"), 0
+        )
+        inputs = ops.cast(inputs, self._embedding.compute_dtype)  # (N, e)
+        query, state = self._cell(inputs, list(state), training=False)
+        if self._attention is None:
+            features = query
+            weights = ops.zeros(ops.shape(source_mask), "float32")
+        else:
+            context, weights = self._attention.attend(
+                query,
+                memory["keys"],
+                memory["value"],
+                value_mask=source_mask,
+                return_attention_scores=True,
+            )  # (N, dv), (N, Ts)
+            features = ops.concatenate(
+                [context, ops.cast(query, context.dtype)], axis=-1
             )
-            inputs = ops.cast(inputs, self._embedding.compute_dtype)  # (N, e)
-            query, state = self._cell(inputs, list(state), training=False)
-            if self._attention is None:
-                features = query
-                weights = ops.zeros(ops.shape(source_mask), "float32")
-            else:
-                context, weights = self._attention.attend(
-                    query,
-                    memory["keys"],
-                    memory["value"],
-                    value_mask=source_mask,
-                    return_attention_scores=True,
-                )  # (N, dv), (N, Ts)
-                features = ops.concatenate(
-                    [context, ops.cast(query, context.dtype)], axis=-1
-                )
-            logits = self._logits(self._combine(features))  # (N, V_t)
-            return (
-                ops.cast(logits, "float32"),
-                tuple(state),
-                ops.cast(weights, "float32"),
-            )
-
-        return step
+        logits = self._logits(self._combine(features))  # (N, V_t)
+        return (
+            ops.cast(logits, "float32"),
+            tuple(state),
+            ops.cast(weights, "float32"),
+        )
 
 
 def make_rnn_decoder(model):
@@ -301,15 +297,15 @@ def make_rnn_decoder(model):
             `.keras` round trip).
 
     Returns:
-        An `RNNDecoder` with `encode`, `initial_state` and `step_fn`.
+        An `RNNDecoder` (a `DecodingAdapter`).
     """
     return RNNDecoder(model)
 
 
 def _validate(**arguments):
     for argument in (
-        "source_vocab_size",
-        "target_vocab_size",
+        "source_vocabulary_size",
+        "target_vocabulary_size",
         "embedding_dim",
         "units",
         "encoder_layers",

@@ -8,7 +8,8 @@ TensorFlow and TensorFlow Text are needed, as in TF Serving.
 import argparse
 import sys
 
-from applications.common.serving import resolve_version
+from attention_zoo.export import load_signature
+from attention_zoo.export import resolve_version
 
 
 def main(argv=None):
@@ -25,9 +26,7 @@ def main(argv=None):
         parser.error(str(error))
     import tensorflow as tf
 
-    from applications.translation.export import load_translation
-
-    serve = load_translation(path)
+    serve = load_signature(path)
     outputs = serve(text=tf.constant(args.texts))
     for text, translation in zip(args.texts, outputs["translation"].numpy()):
         print(f"{text}\t{translation.decode('utf-8')}")

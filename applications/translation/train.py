@@ -14,10 +14,10 @@ import argparse
 import os
 
 from applications.common import distribute
-from applications.common import exporting
 from applications.common import train_flags
 from applications.translation import data
 from applications.translation.config import TranslationConfig
+from applications.translation.synthetic import make_synthetic_pairs
 
 # A small model that learns the synthetic pair in a few minutes on 2 cores.
 SYNTHETIC_DEFAULTS = dict(
@@ -92,9 +92,7 @@ def _config(args, synthetic):
 
 def _load_pairs(args):
     if not args.data:
-        synthetic = data.make_synthetic_pairs(
-            args.synthetic_pairs, seed=args.seed
-        )
+        synthetic = make_synthetic_pairs(args.synthetic_pairs, seed=args.seed)
         return synthetic.pairs, synthetic
     if args.data.endswith(".jsonl"):
         pairs = data.load_jsonl_pairs(args.data)
@@ -174,5 +172,5 @@ def main(argv=None):
     if args.export:
         metrics = {key: scores[key] for key in ("bleu", "chrf", "examples")}
         metrics["beam_size"] = args.beam_size
-        exporting.export_next_version(translator, args, metrics, train)
+        train_flags.export_next_version(translator, args, metrics, train)
     return 0

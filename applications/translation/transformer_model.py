@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from applications.translation.decoding import TranslationAdapter
 from attention_zoo.blocks.positional_embedding import PositionalEmbedding
 from attention_zoo.blocks.transformer_decoder_block import (
     TransformerDecoderBlock,
@@ -54,8 +55,8 @@ class LogitsBias(keras.layers.Layer):
 
 
 def build_transformer_translator(
-    source_vocab_size,
-    target_vocab_size,
+    source_vocabulary_size,
+    target_vocabulary_size,
     num_layers=2,
     model_dim=256,
     num_heads=4,
@@ -80,8 +81,8 @@ def build_transformer_translator(
     Keras losses skip padded steps.
 
     Args:
-        source_vocab_size: int, source vocabulary size.
-        target_vocab_size: int, target vocabulary size `V`.
+        source_vocabulary_size: int, source vocabulary size.
+        target_vocabulary_size: int, target vocabulary size `V`.
         num_layers: int, encoder and decoder blocks each. Defaults to `2`.
         model_dim: int, model width `D` (a multiple of `num_heads`).
             Defaults to `256`.
@@ -102,7 +103,7 @@ def build_transformer_translator(
     Returns:
         A functional `keras.Model` with inputs `{"source": int32 (B, Ts),
         "target_in": int32 (B, Tt)}` and float32 logits
-        `(B, Tt, target_vocab_size)`.
+        `(B, Tt, target_vocabulary_size)`.
 
     Example:
 
@@ -112,8 +113,8 @@ def build_transformer_translator(
     ...                 "target_in": np.array([[2, 7]])})  # (1, 2, 120)
     """
     for argument, value in (
-        ("source_vocab_size", source_vocab_size),
-        ("target_vocab_size", target_vocab_size),
+        ("source_vocabulary_size", source_vocabulary_size),
+        ("target_vocabulary_size", target_vocabulary_size),
         ("num_layers", num_layers),
         ("model_dim", model_dim),
         ("num_heads", num_heads),
@@ -151,7 +152,7 @@ def build_transformer_translator(
     target_mask = ops.not_equal(target_in, 0)  # (B, Tt)
 
     x = PositionalEmbedding(
-        source_vocab_size,
+        source_vocabulary_size,
         model_dim,
         max_length,
         positions=positions,
@@ -167,7 +168,7 @@ def build_transformer_translator(
     )(x)  # (B, Ts, D)
 
     target_embedding = PositionalEmbedding(
-        target_vocab_size,
+        target_vocabulary_size,
         model_dim,
         max_length,
         positions=positions,
@@ -187,25 +188,25 @@ def build_transformer_translator(
         logits = LogitsBias(dtype="float32", name="logits")(scores)
     else:
         logits = keras.layers.Dense(
-            target_vocab_size, dtype="float32", name="logits"
+            target_vocabulary_size, dtype="float32", name="logits"
         )(y)
     return keras.Model(
         {"source": source, "target_in": target_in}, logits, name=name
     )
 
 
-class TransformerTranslatorDecoder:
+class TransformerTranslatorDecoder(TranslationAdapter):
     """Cached step-by-step decoding of a `build_transformer_translator` model.
 
-    Follows the `attention_zoo.decoding` contract. `encode(source_ids)`
-    runs the encoder once and projects every decoder block's
-    cross-attention keys/values once; `initial_state(memory)` gives empty
-    self-attention caches of `max_decode_length` steps; `step_fn(memory)`
-    returns `step_fn(token_ids, state, index) -> (logits, state,
-    attention)` that embeds the previous token at position `index`, writes
-    its keys/values into the caches at `index`, and returns float32 logits
-    `(N, V)` and the last decoder block's cross-attention averaged over
-    heads `(N, Ts)`. The steps use `keras.ops` only, so they run inside
+    A `DecodingAdapter` (see `attention_zoo.decoding.decode`).
+    `encode(source_ids)` runs the encoder once and projects every decoder
+    block's cross-attention keys/values once; `initial_state(memory)`
+    gives empty self-attention caches of `max_decode_length` steps;
+    `step(token_ids, state, memory, index) -> (logits, state, attention)`
+    embeds the previous token at position `index`, writes its keys/values
+    into the caches at `index`, and returns float32 logits `(N, V)` and
+    the last decoder block's cross-attention averaged over heads
+    `(N, Ts)`. The steps use `keras.ops` only, so they run inside
     compiled `while_loop`s; dropout is off. Decoding gives the
     teacher-forced model's logits.
 
@@ -280,41 +281,34 @@ class TransformerTranslatorDecoder:
             )
         }
 
-    def step_fn(self, memory):
-        """The decoding step over `memory` (tiled for beam search)."""
-        encoder_outputs = memory["encoder_outputs"]
-        source_mask = memory["source_mask"]
-        cross_caches = memory["cross_attention_caches"]
+    def step(self, token_ids, state, memory, index):
+        """One target token for `N` rows (`memory` tiled for beams)."""
         last = len(self._decoders) - 1
-
-        def step(token_ids, state, index):
-            ids = ops.expand_dims(ops.cast(token_ids, "int32"), 1)  # (N, 1)
-            y = self._target_embedding(ids, start_index=index)  # (N, 1, D)
-            caches = []
-            for i, block in enumerate(self._decoders):
-                outputs = block(
-                    y,
-                    encoder_outputs,
-                    encoder_mask=source_mask,
-                    self_attention_cache=state["self_attention_caches"][i],
-                    cross_attention_cache=cross_caches[i],
-                    cache_update_index=index,
-                    return_attention_scores=i == last,
-                    training=False,
-                )
-                y, cache = outputs[0], outputs[-1]
-                caches.append(cache)
-                if i == last:
-                    weights = outputs[1]  # (N, H, 1, Ts)
-            y = self._decoder_norm(y)
-            if self._tied:
-                y = self._target_embedding(y, reverse=True)
-            logits = ops.cast(self._logits(y)[:, 0], "float32")  # (N, V)
-            attention = ops.mean(ops.cast(weights, "float32"), axis=1)
-            attention = attention[:, 0]  # (N, Ts)
-            return logits, {"self_attention_caches": tuple(caches)}, attention
-
-        return step
+        ids = ops.expand_dims(ops.cast(token_ids, "int32"), 1)  # (N, 1)
+        y = self._target_embedding(ids, start_index=index)  # (N, 1, D)
+        caches = []
+        for i, block in enumerate(self._decoders):
+            outputs = block(
+                y,
+                memory["encoder_outputs"],
+                encoder_mask=memory["source_mask"],
+                self_attention_cache=state["self_attention_caches"][i],
+                cross_attention_cache=memory["cross_attention_caches"][i],
+                cache_update_index=index,
+                return_attention_scores=i == last,
+                training=False,
+            )
+            y, cache = outputs[0], outputs[-1]
+            caches.append(cache)
+            if i == last:
+                weights = outputs[1]  # (N, H, 1, Ts)
+        y = self._decoder_norm(y)
+        if self._tied:
+            y = self._target_embedding(y, reverse=True)
+        logits = ops.cast(self._logits(y)[:, 0], "float32")  # (N, V)
+        attention = ops.mean(ops.cast(weights, "float32"), axis=1)
+        attention = attention[:, 0]  # (N, Ts)
+        return logits, {"self_attention_caches": tuple(caches)}, attention
 
 
 def make_transformer_decoder(model, max_decode_length=64):
@@ -326,7 +320,6 @@ def make_transformer_decoder(model, max_decode_length=64):
             Defaults to `64`.
 
     Returns:
-        A `TransformerTranslatorDecoder` with `encode`, `initial_state`
-        and `step_fn`.
+        A `TransformerTranslatorDecoder` (a `DecodingAdapter`).
     """
     return TransformerTranslatorDecoder(model, max_decode_length)

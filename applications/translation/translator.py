@@ -6,20 +6,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from applications.common import buckets
 from applications.common.bundle import SavedBundle
+from applications.common.wordpiece import END_ID
+from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
 from applications.translation.model import make_decoder
-from attention_zoo.decoding import beam_search
-from attention_zoo.decoding import greedy_search
-from attention_zoo.decoding import tile_beams
-
-START_ID = 2
-END_ID = 3
-PAD_ID = 0
+from attention_zoo import decoding
 
 
 class Translator(SavedBundle):
@@ -28,8 +23,10 @@ class Translator(SavedBundle):
     `fit` learns WordPiece vocabularies from the training pairs (unless
     tokenizers are given), builds the model named by the config and trains
     it with teacher forcing; `translate` runs greedy or beam search compiled
-    whole with XLA; `evaluate` reports corpus BLEU and chrF (sacrebleu);
-    `export` writes a SavedModel that takes and returns strings.
+    whole with XLA (`attention_zoo.decoding.decode` over the model's
+    adapter, `make_decoder`); `evaluate` reports corpus BLEU and chrF
+    (sacrebleu); `export` writes a SavedModel that takes and returns
+    strings.
 
     Args:
         config: a `TranslationConfig`. Defaults to `TranslationConfig()`.
@@ -69,7 +66,7 @@ class Translator(SavedBundle):
         self.target_tokenizer = target_tokenizer
         self.model = model
         self.strategy = strategy
-        self._decoders = {}
+        self._adapter = None
 
     def input_limits(self):
         """Source tokens read (the rest is cut) and tokens generated."""
@@ -117,7 +114,7 @@ class Translator(SavedBundle):
             # padded positions out of the loss and the accuracy.
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
-        self._decoders = {}
+        self._adapter = None
         return self.model
 
     def dataset(self, pairs, shuffle=False):
@@ -163,7 +160,7 @@ class Translator(SavedBundle):
             callbacks,
             verbose,
         )
-        self._decoders = {}
+        self._adapter = None
         return history
 
     # -- inference --------------------------------------------------------
@@ -177,71 +174,41 @@ class Translator(SavedBundle):
         )
         return ids
 
-    def decode_function(
-        self, beam_size=1, length_penalty=0.6, jit_compile=True
+    @property
+    def adapter(self):
+        """The model's `DecodingAdapter` (`make_decoder`), made once per
+        model; it caches the compiled searches."""
+        if self.model is None:
+            raise ValueError("The translator has no model: call `fit` first.")
+        if self._adapter is None or self._adapter.model is not self.model:
+            self._adapter = make_decoder(self.model, self.config)
+        return self._adapter
+
+    def decode(
+        self, source_ids, beam_size=1, length_penalty=0.6, jit_compile=True
     ):
-        """`source_ids (B, Ts) -> dict`, the search compiled whole with XLA
-        (a graph-mode `tf.function` with `jit_compile=False`).
+        """Source ids `(B, Ts)` -> the search's dict (greedy when
+        `beam_size=1`), by `attention_zoo.decoding.decode`.
 
         The dict has `tokens` `(B, L)`, `lengths` `(B,)`, `scores` `(B,)`
         and `attention` `(B, L, Ts)`, with `L = config.max_length + 1`.
-        Before the compiled call the ids are PAD-filled to a bucketed shape
-        (`applications.common.buckets`: batch to a power of two, length to
-        a multiple of 8), so XLA compiles for a few shapes only; the
-        results are cut back to `(B, ..., Ts)`. A source without tokens
+        The search is compiled whole with XLA (a graph-mode `tf.function`
+        with `jit_compile=False`) once per bucket of shapes (batch to a
+        power of two, length to a multiple of 8). A source without tokens
         (an empty or whitespace-only text) has nothing to translate: its
         row gets length 0, PAD tokens (so `""`), score 0 and zero
-        attention. Cached per arguments.
+        attention.
         """
-        key = (int(beam_size), float(length_penalty), bool(jit_compile))
-        if key not in self._decoders:
-            if beam_size < 1:
-                raise ValueError(
-                    f"`beam_size` must be at least 1. Received: "
-                    f"beam_size={beam_size}"
-                )
-            adapter = make_decoder(self.model, self.config)
-            max_length = self.config.max_length + 1
-
-            def decode(source_ids):
-                memory = adapter.encode(source_ids)
-                state = adapter.initial_state(memory)
-                if beam_size == 1:
-                    return greedy_search(
-                        adapter.step_fn(memory),
-                        state,
-                        START_ID,
-                        END_ID,
-                        max_length,
-                    )
-                return beam_search(
-                    adapter.step_fn(tile_beams(memory, beam_size)),
-                    state,
-                    START_ID,
-                    END_ID,
-                    max_length,
-                    beam_size=beam_size,
-                    length_penalty=length_penalty,
-                )
-
-            # No AutoGraph: the loops are while_loops already, and converting
-            # this closure again for a new argument pair warns "closure
-            # mismatch" (each pair has its own closure over one code).
-            compiled = tf.function(
-                decode, jit_compile=bool(jit_compile), autograph=False
-            )
-
-            def bucketed(source_ids):
-                padded, batch, length = buckets.pad_to_buckets(source_ids)
-                result = compiled(padded)
-                result = {k: buckets.unpad(v, batch) for k, v in result.items()}
-                result["attention"] = buckets.unpad(
-                    result["attention"], batch, length
-                )
-                return _blank_empty_sources(result, source_ids)
-
-            self._decoders[key] = bucketed
-        return self._decoders[key]
+        return decoding.decode(
+            self.adapter,
+            source_ids,
+            start_id=START_ID,
+            end_id=END_ID,
+            max_length=self.config.max_length + 1,
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            jit_compile=jit_compile,
+        )
 
     def translate(
         self, texts, beam_size=1, length_penalty=0.6, return_attention=False
@@ -262,7 +229,7 @@ class Translator(SavedBundle):
         if not texts:
             return ([], []) if return_attention else []
         source_ids = self.source_ids(texts)
-        result = self.decode_function(beam_size, length_penalty)(source_ids)
+        result = self.decode(source_ids, beam_size, length_penalty)
         strings = self.target_tokenizer.detokenize(result["tokens"])
         translations = [s.decode("utf-8") for s in strings.numpy()]
         if not return_attention:
@@ -285,7 +252,7 @@ class Translator(SavedBundle):
             them, END included) and `attention` `(target, source)`.
         """
         source_ids = self.source_ids([text])
-        result = self.decode_function(beam_size, length_penalty)(source_ids)
+        result = self.decode(source_ids, beam_size, length_penalty)
         length = int(result["lengths"][0])
         source = [int(i) for i in source_ids[0].numpy() if i != 0]
         target = [int(i) for i in result["tokens"][0, :length].numpy()]
@@ -337,22 +304,3 @@ class Translator(SavedBundle):
 
     def describe(self):
         return json.loads(self.config.to_json())
-
-
-def _blank_empty_sources(result, source_ids):
-    """`result` of the search with the rows whose source ids `(B, Ts)` are
-    all PAD emptied: length 0, PAD tokens, score 0, zero attention."""
-    has_tokens = tf.reduce_any(source_ids != PAD_ID, axis=1)  # (B,)
-    blanked = {
-        "tokens": tf.where(has_tokens[:, None], result["tokens"], PAD_ID),
-        "lengths": tf.where(has_tokens, result["lengths"], 0),
-        "scores": tf.where(
-            has_tokens, result["scores"], tf.zeros_like(result["scores"])
-        ),
-        "attention": tf.where(
-            has_tokens[:, None, None],
-            result["attention"],
-            tf.zeros_like(result["attention"]),
-        ),
-    }
-    return {**result, **blanked}

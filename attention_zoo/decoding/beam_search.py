@@ -132,94 +132,84 @@ def beam_search(
     state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
     batch_size = buffers.batch_size_of(state)
     state = tile_beams(state, beam_size)
-    num_rows = batch_size * beam_size
     # Row offsets `b * K` of each example's first beam: (B, 1).
     offsets = ops.arange(batch_size, dtype="int32")[:, None] * beam_size
 
     def advance(index, logits, attention, carry):
         """Extends, prunes and reorders the beams; records step `index`."""
-        _, state, finished, scores, lengths, tokens, history = carry
         log_probs = buffers.log_probs(logits)  # (N, V)
-        vocab_size = ops.shape(log_probs)[-1]
+        vocabulary_size = ops.shape(log_probs)[-1]
         # A finished beam continues only with PAD, at zero cost.
         pad_only = ops.where(
-            ops.arange(vocab_size) == buffers.PAD_ID, 0.0, buffers.NEG_INF
+            ops.arange(vocabulary_size) == buffers.PAD_ID, 0.0, buffers.NEG_INF
         )  # (V,)
-        log_probs = ops.where(finished[:, None], pad_only[None], log_probs)
-        candidates = ops.reshape(scores, (-1, 1)) + log_probs
-        new_lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
+        log_probs = ops.where(
+            carry.finished[:, None], pad_only[None], log_probs
+        )
+        candidates = ops.reshape(carry.scores, (-1, 1)) + log_probs
+        lengths = carry.lengths + ops.cast(
+            ops.logical_not(carry.finished), "int32"
+        )
         ranked = length_normalize(
-            candidates, new_lengths[:, None], length_penalty
+            candidates, lengths[:, None], length_penalty
         )  # (N, V)
         ranked = ops.reshape(ranked, (batch_size, -1))  # (B, K * V)
         candidates = ops.reshape(candidates, (batch_size, -1))
         _, top = ops.top_k(ranked, k=beam_size)  # (B, K) in [0, K * V)
         top = ops.cast(top, "int32")
-        scores = ops.take_along_axis(candidates, top, axis=1)  # (B, K)
-        parents = ops.reshape(offsets + top // vocab_size, (-1,))  # (N,)
-        next_ids = ops.reshape(top % vocab_size, (-1,))  # (N,)
-
-        def reorder(x):
-            return ops.take(x, parents, axis=0)
-
-        state, finished, new_lengths, tokens, history, attention = (
+        parents = ops.reshape(offsets + top // vocabulary_size, (-1,))  # (N,)
+        next_ids = ops.reshape(top % vocabulary_size, (-1,))  # (N,)
+        # Every beam's state and history follows its parent.
+        state, finished, lengths, tokens, history, attention = (
             keras.tree.map_structure(
-                reorder,
-                (state, finished, new_lengths, tokens, history, attention),
+                lambda x: ops.take(x, parents, axis=0),
+                (
+                    carry.state,
+                    carry.finished,
+                    lengths,
+                    carry.tokens,
+                    carry.history,
+                    attention,
+                ),
             )
         )
-        live = ops.logical_not(finished)
-        next_ids = ops.where(live, next_ids, buffers.PAD_ID)
-        attention = ops.where(live[:, None], attention, 0.0)
-        tokens = buffers.write_step(tokens, index, next_ids)
-        history = buffers.write_step(history, index, attention)
-        finished = ops.logical_or(finished, ops.equal(next_ids, end_id))
-        return next_ids, state, finished, scores, new_lengths, tokens, history
+        return buffers.record(
+            carry,
+            index,
+            next_ids,
+            attention,
+            end_id,
+            state=state,
+            finished=finished,
+            scores=ops.take_along_axis(candidates, top, axis=1),  # (B, K)
+            lengths=lengths,
+            tokens=tokens,
+            history=history,
+        )
 
-    step = buffers.loop_step(step_fn, advance)
-
-    first = ops.convert_to_tensor(0, "int32")  # the first step's index
-    start_ids, logits, state, attention, tokens, history = (
-        buffers.run_first_step(step_fn, state, start_id, num_rows, max_length)
-    )
     # Only beam 0 of each example is live at first, so beams differ.
     initial_scores = ops.where(
         ops.arange(beam_size) == 0, 0.0, buffers.NEG_INF
     )  # (K,)
-    carry = (
-        start_ids,
+    carry = buffers.search_loop(
+        step_fn,
         state,
-        ops.zeros((num_rows,), "bool"),  # finished
-        ops.tile(initial_scores[None], (batch_size, 1)),  # scores (B, K)
-        ops.zeros((num_rows,), "int32"),  # lengths
-        tokens,
-        history,
+        advance,
+        start_id,
+        max_length,
+        scores=ops.tile(initial_scores[None], (batch_size, 1)),  # (B, K)
     )
-    carry = advance(first, logits, attention, carry)
-
-    def cond(index, *carry):
-        return buffers.keep_going(index, max_length, carry[2])
-
-    def body(index, *carry):
-        return (index + 1,) + step(index, carry)
-
-    _, _, _, _, scores, lengths, tokens, history = ops.while_loop(
-        cond, body, (first + 1,) + carry
-    )
-    return _rank_beams(
-        scores, lengths, tokens, history, batch_size, beam_size, length_penalty
-    )
+    return _rank_beams(carry, batch_size, beam_size, length_penalty)
 
 
-def _rank_beams(
-    scores, lengths, tokens, history, batch_size, beam_size, length_penalty
-):
+def _rank_beams(carry, batch_size, beam_size, length_penalty):
     """Sorts the beams by normalized score; the best one is the answer.
 
-    `scores` `(B, K)`, `lengths` `(N,)`, `tokens` `(N, L)`, `history`
-    `(N, L, Ts)` with `N = B * K`.
+    From the final `buffers.Carry`: `scores` `(B, K)`, `lengths` `(N,)`,
+    `tokens` `(N, L)`, `history` `(N, L, Ts)` with `N = B * K`.
     """
-    lengths = ops.reshape(lengths, (batch_size, beam_size))
+    scores, tokens, history = carry.scores, carry.tokens, carry.history
+    lengths = ops.reshape(carry.lengths, (batch_size, beam_size))
     normalized = length_normalize(scores, lengths, length_penalty)
     normalized, order = ops.top_k(normalized, k=beam_size)  # (B, K)
     order = ops.cast(order, "int32")

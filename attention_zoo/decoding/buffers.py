@@ -1,4 +1,14 @@
-"""Helpers shared by `greedy_search` and `beam_search` (private)."""
+"""The loop scaffold shared by `greedy_search` and `beam_search` (private).
+
+Both searches are the same loop: one step of the model before the loop
+(its attention width sizes the attention buffer), then `ops.while_loop`
+until every row has finished or `max_length` steps are written. They
+differ only in how a step's logits become the next tokens (`advance`), in
+their starting scores and in how the final buffers are read; `search_loop`
+owns the rest.
+"""
+
+import collections
 
 import keras
 from keras import ops
@@ -8,6 +18,15 @@ PAD_ID = 0
 # Log-probability of an impossible continuation: large but finite, so sums
 # of several of them stay finite (never -inf, never NaN).
 NEG_INF = -1e9
+
+# The loop state of a search over `N` rows (`N = B` greedy, `B * K` beam):
+# the previous tokens `(N,)`, the model's state, which rows are finished
+# `(N,)`, the scores (`(N,)` greedy, `(B, K)` beam), the lengths `(N,)`
+# and the token `(N, L)` and attention `(N, L, Ts)` buffers.
+Carry = collections.namedtuple(
+    "Carry",
+    ["prev_ids", "state", "finished", "scores", "lengths", "tokens", "history"],
+)
 
 
 def batch_size_of(state):
@@ -34,48 +53,68 @@ def write_step(buffer, index, values):
     return ops.slice_update(buffer, start, values)
 
 
-def make_buffers(batch_size, max_length, attention):
-    """Zero token `(N, L)` int32 and attention `(N, L, Ts)` float32 buffers."""
-    tokens = ops.zeros((batch_size, max_length), "int32")
-    attention_history = ops.zeros(
-        (batch_size, max_length) + tuple(ops.shape(attention)[1:]),
-        "float32",
+def record(carry, index, next_ids, attention, end_id, **updates):
+    """`carry` with `updates` applied (state, scores, lengths, reordered
+    buffers...) and step `index` written: the tokens `next_ids` `(N,)` and
+    `attention` `(N, Ts)`, PAD and zeros in the rows already finished; a
+    row that emits `end_id` is finished from then on."""
+    carry = carry._replace(**updates)
+    live = ops.logical_not(carry.finished)
+    next_ids = ops.where(live, next_ids, PAD_ID)
+    attention = ops.where(live[:, None], attention, 0.0)
+    return carry._replace(
+        prev_ids=next_ids,
+        finished=ops.logical_or(carry.finished, ops.equal(next_ids, end_id)),
+        tokens=write_step(carry.tokens, index, next_ids),
+        history=write_step(carry.history, index, attention),
     )
-    return tokens, attention_history
 
 
-def keep_going(index, max_length, finished):
-    """Loop condition: steps left and at least one unfinished row."""
-    return ops.logical_and(
-        ops.less(index, max_length),
-        ops.logical_not(ops.all(finished)),
-    )
+def search_loop(step_fn, state, advance, start_id, max_length, scores):
+    """Runs a search to the end; returns its final `Carry`.
 
-
-def run_first_step(step_fn, state, start_id, num_rows, max_length):
-    """The first decoding step, before the loop, and the empty buffers.
-
-    Running it outside the loop gives the width `Ts` of the attention
-    weights, which sizes the attention buffer.
-
-    Returns:
-        `(start_ids, logits, state, attention, tokens, history)`.
+    Args:
+        step_fn: `(token_ids, state, index) -> (logits, state, attention)`
+            over `N` rows (see `greedy_search`).
+        state: the model's state, a nest with leading dimension `N`.
+        advance: `(index, logits, attention, carry) -> carry`: picks the
+            next tokens from float32 logits `(N, V)`, updates scores,
+            lengths and `finished`, and writes step `index` (`record`).
+        start_id: int, the token fed at step 0.
+        max_length: int, the number of steps (buffer length `L`).
+        scores: the starting scores (the shape `advance` expects).
     """
+    num_rows = batch_size_of(state)
+    first = ops.convert_to_tensor(0, "int32")  # the first step's index
     start_ids = ops.full((num_rows,), start_id, "int32")
-    first = ops.convert_to_tensor(0, "int32")  # the step index
     logits, state, attention = step_fn(start_ids, state, first)
-    attention = ops.cast(attention, "float32")
-    tokens, history = make_buffers(num_rows, max_length, attention)
-    return start_ids, logits, state, attention, tokens, history
+    attention = ops.cast(attention, "float32")  # (N, Ts): sizes the buffer
+    carry = Carry(
+        prev_ids=start_ids,
+        state=state,
+        finished=ops.zeros((num_rows,), "bool"),
+        scores=scores,
+        lengths=ops.zeros((num_rows,), "int32"),
+        tokens=ops.zeros((num_rows, max_length), "int32"),
+        history=ops.zeros(
+            (num_rows, max_length) + tuple(ops.shape(attention)[1:]),
+            "float32",
+        ),
+    )
+    carry = advance(first, logits, attention, carry)
 
+    def cond(index, carry):
+        # Steps left and at least one unfinished row.
+        return ops.logical_and(
+            ops.less(index, max_length),
+            ops.logical_not(ops.all(carry.finished)),
+        )
 
-def loop_step(step_fn, advance):
-    """The loop body: one `step_fn` call, then `advance` on its results."""
-
-    def step(index, carry):
-        prev_ids, state = carry[0], carry[1]
-        logits, state, attention = step_fn(prev_ids, state, index)
+    def body(index, carry):
+        logits, state, attention = step_fn(carry.prev_ids, carry.state, index)
         attention = ops.cast(attention, "float32")
-        return advance(index, logits, attention, (prev_ids, state) + carry[2:])
+        carry = advance(index, logits, attention, carry._replace(state=state))
+        return index + 1, carry
 
-    return step
+    _, carry = ops.while_loop(cond, body, (first + 1, carry))
+    return carry

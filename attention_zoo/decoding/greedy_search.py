@@ -66,49 +66,31 @@ def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
 
     def advance(index, logits, attention, carry):
         """Picks the next token of every row and records it at `index`."""
-        _, state, finished, scores, lengths, tokens, history = carry
         log_probs = buffers.log_probs(logits)  # (B, V)
         next_ids = ops.cast(ops.argmax(log_probs, axis=-1), "int32")  # (B,)
         chosen = ops.take_along_axis(log_probs, next_ids[:, None], axis=1)
-        live = ops.logical_not(finished)
-        scores = scores + ops.where(live, chosen[:, 0], 0.0)
-        next_ids = ops.where(live, next_ids, buffers.PAD_ID)
-        lengths = lengths + ops.cast(live, "int32")
-        attention = ops.where(live[:, None], attention, 0.0)
-        tokens = buffers.write_step(tokens, index, next_ids)
-        history = buffers.write_step(history, index, attention)
-        finished = ops.logical_or(finished, ops.equal(next_ids, end_id))
-        return next_ids, state, finished, scores, lengths, tokens, history
+        live = ops.logical_not(carry.finished)
+        return buffers.record(
+            carry,
+            index,
+            next_ids,
+            attention,
+            end_id,
+            scores=carry.scores + ops.where(live, chosen[:, 0], 0.0),
+            lengths=carry.lengths + ops.cast(live, "int32"),
+        )
 
-    step = buffers.loop_step(step_fn, advance)
-
-    first = ops.convert_to_tensor(0, "int32")  # the first step's index
-    start_ids, logits, state, attention, tokens, history = (
-        buffers.run_first_step(step_fn, state, start_id, batch_size, max_length)
-    )
-    carry = (
-        start_ids,
+    carry = buffers.search_loop(
+        step_fn,
         state,
-        ops.zeros((batch_size,), "bool"),  # finished
-        ops.zeros((batch_size,), "float32"),  # scores
-        ops.zeros((batch_size,), "int32"),  # lengths
-        tokens,
-        history,
-    )
-    carry = advance(first, logits, attention, carry)
-
-    def cond(index, *carry):
-        return buffers.keep_going(index, max_length, carry[2])
-
-    def body(index, *carry):
-        return (index + 1,) + step(index, carry)
-
-    _, _, _, _, scores, lengths, tokens, history = ops.while_loop(
-        cond, body, (first + 1,) + carry
+        advance,
+        start_id,
+        max_length,
+        scores=ops.zeros((batch_size,), "float32"),
     )
     return {
-        "tokens": tokens,
-        "lengths": lengths,
-        "scores": scores,
-        "attention": history,
+        "tokens": carry.tokens,
+        "lengths": carry.lengths,
+        "scores": carry.scores,
+        "attention": carry.history,
     }

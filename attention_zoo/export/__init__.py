@@ -1,21 +1,64 @@
-"""Helpers for writing SavedModels into `saved_models/<app>/<version>/`."""
+"""SavedModels in TF Serving's layout: `saved_models/<app>/<version>/`.
+
+- Writing: `save_export` writes a `ServingModule` (named signatures,
+  tracked state, assets) with its bundle's files and `metadata.json` into
+  a version folder, atomically (`atomic_directory`); `next_version` is
+  the next free number.
+- Reading: `resolve_version` finds the newest version, `load_signature`
+  loads one signature in process, `read_metadata` reads what an export
+  is.
+- Serving: `predict_request` answers TF Serving's REST `predict` bodies
+  with a loaded export, in process.
+
+Importing this package does not import TensorFlow: `ServingModule` and
+`predict_request` (whose modules need it at import time) are loaded on
+first use, the other functions import it when called.
+"""
+
+import importlib
 
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
+from attention_zoo.export.loading import load_signature
 from attention_zoo.export.metadata import METADATA_FILE
 from attention_zoo.export.metadata import data_fingerprint
 from attention_zoo.export.metadata import file_sha256
 from attention_zoo.export.metadata import read_metadata
 from attention_zoo.export.metadata import resolve_jit_compile
 from attention_zoo.export.metadata import write_metadata
+from attention_zoo.export.saving import save_export
+from attention_zoo.export.versions import resolve_version
+
+# Names whose modules import TensorFlow: name -> module, loaded lazily.
+_LAZY = {
+    "ServingModule": "attention_zoo.export.serving_module",
+    "predict_request": "attention_zoo.export.rest",
+}
 
 __all__ = [
     "METADATA_FILE",
+    "ServingModule",
     "atomic_directory",
     "data_fingerprint",
     "file_sha256",
+    "load_signature",
     "next_version",
+    "predict_request",
     "read_metadata",
     "resolve_jit_compile",
+    "resolve_version",
+    "save_export",
     "write_metadata",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later look-ups skip `__getattr__`
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

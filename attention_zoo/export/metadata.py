@@ -133,7 +133,7 @@ def write_metadata(
     Args:
         directory: str, the export folder (the temporary one of
             `atomic_directory`, so that the file appears with the model).
-        application: str, e.g. `"translation"`.
+        application: str, the application's name (`saved_models/<app>`).
         config: dict, the application config's fields.
         jit_compile: bool, whether the exported functions are XLA-compiled.
         vocabulary_files: paths relative to `directory` of the vocabulary

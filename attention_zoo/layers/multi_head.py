@@ -1,29 +1,13 @@
 """Multi-head scaled dot-product attention with a key/value cache."""
 
-import functools
-
 import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
-from attention_zoo.layers.masked_softmax import masked_softmax
-from attention_zoo.layers.masked_softmax import merge_attention_masks
+from attention_zoo.layers import multi_head_kernels
 from attention_zoo.layers.masked_softmax import zero_masked_queries
-
-
-@functools.cache
-def _fused_kernel_is_faster():
-    """Whether to prefer `ops.dot_product_attention` when no weights are due.
-
-    Yes on accelerators (flash / cuDNN kernels). On CPU both backends lower
-    it to einsums over `(B, T, H, D)` with a scaled copy of the scores and a
-    full-size mask, which `_explicit_attention` beats by 1.1-1.6x (see
-    `BENCHMARKS_PARTS/multi_head.md`).
-    """
-    devices = keras.distribution.list_devices()
-    return any(not device.lower().startswith("cpu") for device in devices)
 
 
 @attention_zoo_export(
@@ -248,7 +232,7 @@ class MultiHead(keras.layers.Layer):
             value, key, cache, cache_update_index
         )
         k, v = ops.cast(k, q.dtype), ops.cast(v, q.dtype)
-        mask, is_causal = self._attention_mask(
+        mask, is_causal = multi_head_kernels.attention_mask(
             ops.shape(q)[1],
             ops.shape(k)[1],
             value_mask,
@@ -264,14 +248,16 @@ class MultiHead(keras.layers.Layer):
             or (self.dropout > 0 and training)
             # JAX's kernel needs equal key and value head sizes.
             or self._value_dim != self.key_dim
-            or not _fused_kernel_is_faster()
+            or not multi_head_kernels.fused_kernel_is_faster()
         )
         if explicit:
-            context, weights = self._explicit_attention(
-                q, k, v, mask, is_causal, training
+            context, weights = multi_head_kernels.explicit_attention(
+                q, k, v, mask, is_causal, self._dropout_layer, training
             )
         else:
-            context, weights = self._fused_attention(q, k, v, mask, is_causal)
+            context, weights = multi_head_kernels.fused_attention(
+                q, k, v, mask, is_causal
+            )
 
         output = self._output_projection(context)  # (B, Tq, O)
         output = zero_masked_queries(output, query_mask)
@@ -392,84 +378,6 @@ class MultiHead(keras.layers.Layer):
             v = ops.slice_update(v, start, ops.cast(step_v, v.dtype))
             cache = ops.stack((k, v), axis=1)  # (B, 2, Tmax, H, Dk)
         return k, v, cache
-
-    def _attention_mask(
-        self,
-        query_length,
-        value_length,
-        value_mask,
-        key_mask,
-        attention_mask,
-        use_causal_mask,
-        same_length,
-        cache_update_index,
-    ):
-        """Merged boolean mask `(B | 1, 1, Tq, Tv)` or None, and `is_causal`.
-
-        `is_causal` is True when the causal mask is the only one and the
-        lengths are equal: the mask is then left to the attention kernel.
-        With `cache_update_index`, query `t` sees cache positions
-        `<= cache_update_index + t`.
-        """
-        if cache_update_index is not None:
-            row = ops.expand_dims(ops.arange(query_length), -1)  # (Tq, 1)
-            col = ops.expand_dims(ops.arange(value_length), 0)  # (1, Tmax)
-            mask = col <= row + cache_update_index  # (Tq, Tmax)
-            if attention_mask is not None:
-                mask = ops.cast(attention_mask, "bool") & mask
-            is_causal = False
-        else:
-            if key_mask is not None:
-                key_mask = ops.cast(key_mask, "bool")
-                value_mask = (
-                    key_mask
-                    if value_mask is None
-                    else ops.cast(value_mask, "bool") & key_mask
-                )
-            is_causal = bool(
-                use_causal_mask
-                and value_mask is None
-                and attention_mask is None
-                and same_length
-            )
-            mask = merge_attention_masks(
-                query_length,
-                value_length,
-                value_mask=value_mask,
-                attention_mask=attention_mask,
-                use_causal_mask=use_causal_mask and not is_causal,
-            )
-        if mask is not None:
-            while len(mask.shape) < 4:
-                mask = ops.expand_dims(mask, -3)  # (B | 1, 1, Tq, Tv)
-        return mask, is_causal
-
-    def _fused_attention(self, q, k, v, mask, is_causal):
-        """`ops.dot_product_attention` on `(B, T, H, D)`; no weights."""
-        context = ops.dot_product_attention(
-            q, k, v, mask=mask, scale=1.0, is_causal=is_causal
-        )  # (B, Tq, H, Dv); `q` is already scaled.
-        if mask is not None:
-            # The kernel averages all values when a row has no visible key;
-            # the explicit path gives zero there.
-            has_key = ops.any(mask, axis=-1)  # (B | 1, 1, Tq)
-            has_key = ops.expand_dims(ops.swapaxes(has_key, -1, -2), -1)
-            context = context * ops.cast(has_key, context.dtype)
-        return context, None
-
-    def _explicit_attention(self, q, k, v, mask, is_causal, training):
-        """Scores, float32 masked softmax, dropout, weighted sum."""
-        if is_causal:
-            mask = merge_attention_masks(
-                ops.shape(q)[1], ops.shape(k)[1], use_causal_mask=True
-            )
-        q = ops.transpose(q, (0, 2, 1, 3))  # (B, H, Tq, Dk)
-        k = ops.transpose(k, (0, 2, 3, 1))  # (B, H, Dk, Tv)
-        v = ops.transpose(v, (0, 2, 1, 3))  # (B, H, Tv, Dv)
-        weights = masked_softmax(ops.matmul(q, k), mask)  # (B, H, Tq, Tv)
-        dropped = self._dropout_layer(weights, training=training)
-        context = ops.matmul(dropped, v)  # (B, H, Tq, Dv)
-        return ops.transpose(context, (0, 2, 1, 3)), weights
 
     def _output_projection(self, context):
         """`(B, Tq, H, Dv)` -> `(B, Tq, O)` as one 2-D matmul."""

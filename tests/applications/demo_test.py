@@ -8,7 +8,7 @@ import types
 import pytest
 
 from applications import cli
-from applications.demo import recipes
+from applications import registry
 from applications.demo import table
 from applications.entailment.data import LABELS
 
@@ -110,11 +110,11 @@ def test_demo_rejects_unknown_applications(capsys):
 
 
 def test_recipes_flags_and_metrics():
-    recipe = recipes.RECIPES["translation"]
+    recipe = registry.get("translation").demo_recipe()
     flags = recipe.flags()
     assert flags[flags.index("--epochs") + 1] == str(recipe.settings["epochs"])
     assert recipe.describe_metrics({"bleu": 41.234}) == "BLEU 41.2"
-    ehr = recipes.RECIPES["ehr"]
+    ehr = registry.get("ehr").demo_recipe()
     assert ehr.describe_metrics({"auroc": None}) == "AUROC n/a"
     assert ehr.describe_metrics(None) == "AUROC n/a"
 
@@ -139,14 +139,8 @@ def test_full_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Demo finished in" in out
     rows = _summary(tmp_path)
-    assert list(rows) == [
-        "kernel-regression",
-        "translation",
-        "entailment",
-        "captioning",
-        "ehr",
-    ]
-    for name in recipes.RECIPES:
+    assert list(rows) == ["kernel-regression", *registry.APPLICATIONS]
+    for name in registry.APPLICATIONS:
         row = rows[name]
         assert not row.get("failed"), row
         assert (tmp_path / "saved_models" / name / "1").is_dir()

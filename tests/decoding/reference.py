@@ -22,7 +22,7 @@ PAD, START, END = 0, 2, 3
 class FakeModel:
     def __init__(self, tables):
         self.tables = np.asarray(tables, "float32")  # (B, L, V, V)
-        self.batch_size, self.max_length, self.vocab_size = self.tables.shape[
+        self.batch_size, self.max_length, self.vocabulary_size = self.tables.shape[
             :3
         ]
 
@@ -33,7 +33,7 @@ class FakeModel:
         }
 
     def step_fn(self, beam_size=None):
-        length, vocab = self.max_length, self.vocab_size
+        length, vocab = self.max_length, self.vocabulary_size
         tables = np.reshape(self.tables, (self.batch_size, length * vocab, -1))
         tables = ops.convert_to_tensor(tables)
         if beam_size is not None:
@@ -58,9 +58,9 @@ class FakeModel:
         return step_fn
 
 
-def random_tables(batch_size, max_length, vocab_size, seed=0, scale=2.0):
+def random_tables(batch_size, max_length, vocabulary_size, seed=0, scale=2.0):
     rng = np.random.default_rng(seed)
-    shape = (batch_size, max_length, vocab_size, vocab_size)
+    shape = (batch_size, max_length, vocabulary_size, vocabulary_size)
     return (rng.normal(size=shape) * scale).astype("float32")
 
 

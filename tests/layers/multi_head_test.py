@@ -4,7 +4,7 @@ import pytest
 from keras import ops
 
 from attention_zoo.layers import MultiHead
-from attention_zoo.layers import multi_head
+from attention_zoo.layers import multi_head_kernels
 from tests.test_case import assert_model_round_trip
 from tests.test_case import jit
 from tests.test_case import np_softmax
@@ -158,7 +158,9 @@ def fused_kernel(monkeypatch):
     On CPU under TensorFlow the layer otherwise always takes the explicit
     path, which would leave the kernel path untested here.
     """
-    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: True)
+    monkeypatch.setattr(
+        multi_head_kernels, "fused_kernel_is_faster", lambda: True
+    )
 
 
 def make_masks():
@@ -331,7 +333,9 @@ def decode_self_attention(layer, x):
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_cache_self_attention_equals_full_causal_pass(fused, monkeypatch):
-    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
+    monkeypatch.setattr(
+        multi_head_kernels, "fused_kernel_is_faster", lambda: fused
+    )
     layer, _, query, _ = built_layer(self_attention=True)
     full = layer(query, query, use_causal_mask=True)
     cache, decoded = decode_self_attention(layer, ops.convert_to_tensor(query))
@@ -380,7 +384,9 @@ def test_cache_block_update_and_scores():
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_cache_cross_attention_equals_full_pass(fused, monkeypatch):
-    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
+    monkeypatch.setattr(
+        multi_head_kernels, "fused_kernel_is_faster", lambda: fused
+    )
     layer, _, query, value = built_layer()
     value_mask, _, _ = make_masks()
     full = layer(query, value, value_mask=value_mask)
@@ -408,7 +414,9 @@ def test_cache_cross_attention_equals_full_pass(fused, monkeypatch):
 def test_mixed_precision_with_large_scores(
     return_scores, fused, policy, monkeypatch
 ):
-    monkeypatch.setattr(multi_head, "_fused_kernel_is_faster", lambda: fused)
+    monkeypatch.setattr(
+        multi_head_kernels, "fused_kernel_is_faster", lambda: fused
+    )
     query, value = make_data()
     reference = MultiHead(num_heads=H, key_dim=DK)
     reference(query, value)

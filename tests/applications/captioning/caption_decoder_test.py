@@ -216,6 +216,10 @@ def test_config_round_trip_and_errors():
     assert config["query"] == "state_and_word"
     assert config["prediction"] == "latent"
     assert AttentionLSTMDecoder.from_config(config).get_config() == config
+    assert config["vocabulary_size"] == V
+    # Configs saved before the rename (`vocab_size`) still load.
+    old = {**config, "vocab_size": config.pop("vocabulary_size")}
+    assert AttentionLSTMDecoder.from_config(old).vocabulary_size == V
     with pytest.raises(ValueError, match="query"):
         AttentionLSTMDecoder(V, query="word")
     with pytest.raises(ValueError, match="prediction"):

@@ -1,13 +1,14 @@
-"""CaptionDecoder with the shared greedy / beam search."""
+"""CaptionDecoder with the shared `attention_zoo.decoding.decode`."""
 
 import numpy as np
 import pytest
 
 from applications.captioning.decoding import CaptionDecoder
 from applications.captioning.decoding import attention_maps
-from applications.captioning.decoding import decode_captions
 from applications.captioning.model import build_captioner
-from tests.test_case import jit
+from applications.common.wordpiece import END_ID
+from applications.common.wordpiece import START_ID
+from attention_zoo.decoding import decode
 from tests.test_case import to_numpy
 
 V = 20
@@ -22,12 +23,24 @@ def images():
     return np.random.default_rng(0).random((3, 32, 32, 3)).astype("float32")
 
 
+def _decode(adapter, max_length, **kwargs):
+    return to_numpy(
+        decode(
+            adapter,
+            images(),
+            start_id=START_ID,
+            end_id=END_ID,
+            max_length=max_length,
+            **kwargs,
+        )
+    )
+
+
 def test_greedy_decoding_follows_the_teacher_forced_model(model):
     adapter = CaptionDecoder(model)
     assert adapter.grid == (8, 8)  # the small CNN stops at 8 x 8
-    out = to_numpy(jit(lambda x: decode_captions(adapter, x, 6))(images()))
+    out = _decode(adapter, 6)  # compiled with XLA
     assert out["tokens"].shape == (3, 6)
-    assert out["attention"].shape == (3, 6, 64)
     # Feeding the decoded words back with teacher forcing gives logits
     # whose argmax is the next decoded word at every generated step.
     tokens = np.concatenate(
@@ -39,15 +52,22 @@ def test_greedy_decoding_follows_the_teacher_forced_model(model):
         np.testing.assert_array_equal(
             logits[row, :length].argmax(-1), out["tokens"][row, :length]
         )
-    maps = to_numpy(attention_maps(out["attention"], adapter.grid))
-    assert maps.shape == (3, 6, 8, 8)
+    # The attention comes back as one 8 x 8 heatmap per step.
+    assert out["attention"].shape == (3, 6, 8, 8)
+    flat = np.reshape(out["attention"], (3, 6, 64))
+    np.testing.assert_array_equal(
+        to_numpy(attention_maps(flat, adapter.grid)), out["attention"]
+    )
+    eager = _decode(adapter, 6, jit_compile=False)
+    np.testing.assert_array_equal(eager["tokens"], out["tokens"])
+    np.testing.assert_allclose(eager["attention"], out["attention"], atol=1e-5)
 
 
 def test_beam_one_equals_greedy(model):
     adapter = CaptionDecoder(model)
-    greedy = to_numpy(decode_captions(adapter, images(), 5))
-    beam = to_numpy(decode_captions(adapter, images(), 5, beam_size=1))
+    greedy = _decode(adapter, 5)
+    beam = _decode(adapter, 5, beam_size=1)
     np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])
     np.testing.assert_allclose(beam["scores"], greedy["scores"], atol=1e-5)
-    wide = to_numpy(decode_captions(adapter, images(), 5, beam_size=3))
+    wide = _decode(adapter, 5, beam_size=3)
     assert np.all(wide["scores"] >= greedy["scores"] - 1e-5)

@@ -11,6 +11,7 @@ from applications.captioning.metrics import caption_metrics
 from applications.captioning.metrics import cider_scores
 from applications.captioning.metrics import corpus_bleu
 from applications.captioning.metrics import corpus_cider
+from applications.captioning.metrics import exact_match
 from applications.captioning.metrics import tokenize_caption
 
 # Five images, two to four references of different lengths each, already
@@ -444,3 +445,10 @@ def test_bad_corpus_types_raise(metric):
 def test_bad_sigma_raises():
     with pytest.raises(ValueError, match="sigma"):
         cider_scores(["a dog"], [["a dog"]], sigma=0.0)
+
+
+def test_exact_match_compares_tokenized_captions():
+    hypotheses = ["A dog runs.", "a cat", "two men"]
+    references = [["a dog runs"], ["a dog", "A cat!"], ["one man"]]
+    assert exact_match(hypotheses, references) == pytest.approx(2 / 3)
+    assert exact_match([], []) == 0.0

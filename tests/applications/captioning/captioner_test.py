@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from applications import registry
 from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.shapes import make_synthetic_shapes
 from tests import export_testing
-from tests.tiny_configs import TINY_CAPTIONING as TINY
+
+TINY = registry.get("captioning").tiny_config()
 
 
 @pytest.fixture(scope="module")

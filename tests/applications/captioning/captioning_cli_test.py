@@ -12,8 +12,8 @@ import tensorflow as tf
 from applications import cli
 from applications.captioning import overlays
 from applications.captioning.captioner import Captioner
-from applications.captioning.shapes import make_synthetic_shapes
-from applications.common.serving import load_signature
+from applications.captioning.synthetic import make_synthetic_shapes
+from attention_zoo.export import load_signature
 from tests import resume_testing
 
 TINY = [
@@ -227,6 +227,21 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
     assert decoder.query == "state_and_word"
     assert config["prediction"] == decoder.prediction == "latent"
     assert config["augment"] is True
+
+
+def test_train_names_a_data_layout_it_cannot_find(tmp_path):
+    empty = tmp_path / "empty"
+    (empty / "images").mkdir(parents=True)
+    run = ["--run-dir", str(tmp_path / "run"), *TINY]
+    for format, problem in (
+        ("auto", "no Flickr8k token file"),
+        ("coco", "expected one captions_<split>.json"),
+    ):
+        argv = ["train", "captioning", "--data", str(empty), *run]
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main([*argv, "--format", format])
+        message = str(exit_info.value.code)  # printed, with exit status 1
+        assert message.startswith(f"{empty}: ") and problem in message
 
 
 def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():

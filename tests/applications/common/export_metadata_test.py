@@ -1,11 +1,11 @@
 """Exports of the four applications: `metadata.json` appears with the model
 and says what it is; `jit_compile` decides whether the exported functions
 are XLA-compiled; both settings load and run without Keras or the project;
-`--jit-compile` on every `attention-zoo train APP`."""
+a failed export leaves no version; `--export` records test metrics and the
+training data's fingerprint."""
 
 import datetime
 import hashlib
-import importlib
 import json
 import os
 
@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.common import exporting
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import read_metadata
-from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import saving
 from tests import export_testing
 from tests import serving_testing
 
@@ -170,50 +169,10 @@ def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(exporting, "write_metadata", fail)
+    monkeypatch.setattr(saving, "write_metadata", fail)
     with pytest.raises(RuntimeError, match="disk full"):
         bundle.export(str(tmp_path / "1"), jit_compile=False)
     assert os.listdir(tmp_path) == []
-
-
-def test_default_jit_compile_is_on_only_with_a_gpu(monkeypatch):
-    for devices, expected in (([], False), (["GPU:0"], True)):
-        monkeypatch.setattr(
-            tf.config, "list_physical_devices", lambda kind=None: devices
-        )
-        assert resolve_jit_compile(None) is expected
-    assert resolve_jit_compile(False) is False
-    with pytest.raises(ValueError, match="jit_compile"):
-        resolve_jit_compile("on")
-
-
-def test_data_fingerprint_is_stable_and_tells_data_apart():
-    examples = [("ab", "c", 1), ("dog", np.arange(3, dtype="int32"), None)]
-    assert data_fingerprint(examples) == data_fingerprint(list(examples))
-    assert data_fingerprint([]) == hashlib.sha256().hexdigest()
-    different = [
-        [("a", "bc", 1), examples[1]],
-        [examples[0], ("dog", np.arange(3, dtype="int64"), None)],
-        [examples[0], ("dog", np.arange(3, dtype="int32")[None], None)],
-        [examples[0], ("dog", np.arange(3, dtype="int32"), 0)],
-        [examples[1], examples[0]],
-    ]
-    for other in different:
-        assert data_fingerprint(other) != data_fingerprint(examples)
-    with pytest.raises(TypeError, match="object"):
-        data_fingerprint([object()])
-
-
-@pytest.mark.parametrize("application", serving_testing.APPLICATIONS)
-def test_every_train_command_has_the_jit_compile_flag(application):
-    train = importlib.import_module(f"applications.{application}.train")
-    parser = train._parser()
-    assert parser.parse_args([]).jit_compile == "auto"
-    for flag, value in (("on", True), ("off", False), ("auto", None)):
-        args = parser.parse_args(["--jit-compile", flag])
-        assert exporting.jit_compile_option(args.jit_compile) is value
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--jit-compile", "yes"])
 
 
 def test_train_export_records_test_metrics_and_data(tmp_path, capsys):

@@ -9,21 +9,15 @@ import numpy as np
 import pytest
 
 from applications import cli
-from applications import synthetic_workloads
-from applications.captioning.config import CaptioningConfig
+from applications import registry
 from applications.common import precision
 from applications.ehr.config import EHRConfig
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.entailment import data as entailment_data
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
-from applications.translation.config import TranslationConfig
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
-from tests.tiny_configs import TINY_CAPTIONING
-from tests.tiny_configs import TINY_EHR
-from tests.tiny_configs import TINY_ENTAILMENT
-from tests.tiny_configs import TINY_TRANSLATION
 
 BF16 = "mixed_bfloat16"
 EPOCHS = 4
@@ -37,17 +31,24 @@ def float32_policy():
     keras.mixed_precision.set_global_policy("float32")
 
 
+def _tiny(application, **changes):
+    """APPLICATION's tiny config with `changes`."""
+    return registry.get(application).tiny_config().replace(**changes)
+
+
 def _fit(application, config, count, seed=0):
     """`(bundle, history, fit_arguments)`: APPLICATION's bundle with
     `config` trained for `EPOCHS` on `count` generated examples."""
-    data = synthetic_workloads.fit_arguments(application, count, seed=seed)
-    bundle = synthetic_workloads.bundle_class(application)(config)
+    described = registry.get(application)
+    data = described.fit_arguments(count, seed=seed)
+    bundle = described.bundle_class()(config)
     history = bundle.fit(*data, epochs=EPOCHS, verbose=0)
     return bundle, history, data
 
 
 def _translation(model):
-    config = TINY_TRANSLATION.replace(
+    config = _tiny(
+        "translation",
         model=model,
         units=16,
         model_dim=16,
@@ -64,7 +65,7 @@ def _translation(model):
 
     def check_outputs(bundle):
         texts = [source for source, _ in pairs[:3]]
-        result = bundle.decode_function(beam_size=2)(bundle.source_ids(texts))
+        result = bundle.decode(bundle.source_ids(texts), beam_size=2)
         for key in ("scores", "attention"):
             _check_float32(result[key].numpy())
         translations = bundle.translate(texts, beam_size=2)
@@ -75,7 +76,8 @@ def _translation(model):
 
 
 def _entailment():
-    config = TINY_ENTAILMENT.replace(
+    config = _tiny(
+        "entailment",
         vocabulary_size=200,
         max_length=12,
         intra_attention=True,
@@ -98,8 +100,12 @@ def _entailment():
 
 
 def _captioning():
-    config = TINY_CAPTIONING.replace(
-        vocabulary_size=60, max_length=8, learning_rate=3e-3, precision=BF16
+    config = _tiny(
+        "captioning",
+        vocabulary_size=60,
+        max_length=8,
+        learning_rate=3e-3,
+        precision=BF16,
     )
     captioner, history, (images, captions) = _fit("captioning", config, 48)
 
@@ -116,7 +122,7 @@ def _captioning():
 
 
 def _ehr():
-    config = TINY_EHR.replace(learning_rate=3e-3, dropout=0.0, precision=BF16)
+    config = _tiny("ehr", learning_rate=3e-3, dropout=0.0, precision=BF16)
     risk_model, history, (records,) = _fit("ehr", config, 64, seed=3)
 
     def check_outputs(bundle):
@@ -238,12 +244,8 @@ emit({{"risk": out["risk"].numpy().tolist(), "dtype": out["risk"].dtype.name}})
 
 
 def test_old_configs_load_as_float32():
-    for config_class in (
-        TranslationConfig,
-        EntailmentConfig,
-        CaptioningConfig,
-        EHRConfig,
-    ):
+    for application in registry.all_applications():
+        config_class = application.config_class()
         values = json.loads(config_class().to_json())
         del values["precision"]  # a config saved before the field existed
         loaded = config_class.from_json(json.dumps(values))

@@ -1,9 +1,13 @@
 """The flags every `attention-zoo train APP` shares and the config values
-they make."""
+they make; `--jit-compile` on every `attention-zoo train APP`."""
 
 import argparse
+import importlib
+
+import pytest
 
 from applications.common import train_flags
+from tests import serving_testing
 
 
 def _parser():
@@ -40,3 +44,15 @@ def test_given_flags_override_values_which_override_defaults():
     args = _parser().parse_args([])
     assert train_flags.config_values(args, {}, ("units",)) == {"seed": 0}
     assert defaults["epochs"] == 10 and defaults["cell"] == "gru"  # a copy
+
+
+@pytest.mark.parametrize("application", serving_testing.APPLICATIONS)
+def test_every_train_command_has_the_jit_compile_flag(application):
+    train = importlib.import_module(f"applications.{application}.train")
+    parser = train._parser()
+    assert parser.parse_args([]).jit_compile == "auto"
+    for flag, value in (("on", True), ("off", False), ("auto", None)):
+        args = parser.parse_args(["--jit-compile", flag])
+        assert train_flags.jit_compile_option(args.jit_compile) is value
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--jit-compile", "yes"])

@@ -1,3 +1,6 @@
+"""The long format: loading (order, cutoff, counts, gzip, groups), saving,
+malformed rows; the folder layouts `load_records` tells apart."""
+
 import gzip
 import math
 import re
@@ -151,67 +154,23 @@ def test_malformed_rows_name_file_and_line(tmp_path, file, text, line, message):
         data.load_long_format(tmp_path)
 
 
-def _records(count=40):
-    labels = np.arange(count) % 4 == 0  # a quarter positive
-    return data.PatientRecords(
-        patient_ids=[f"p{i}" for i in range(count)],
-        codes=[["a", "b"] if i % 2 else ["a", "c", "zz"] for i in range(count)],
-        values=[
-            [1.0, np.nan] if i % 2 else [3.0, 2.0, 7] for i in range(count)
-        ],
-        times=[[0, 1] if i % 2 else [0, 1, 2] for i in range(count)],
-        notes=[""] * count,
-        labels=labels.astype(int),
-        prediction_times=np.full(count, 24.0),
-        groups=[f"s{i // 3}" for i in range(count)],  # 3 stays a person
-    )
+def test_load_records_detects_the_layout(tmp_path):
+    folder = _write(tmp_path / "long")
+    assert data.detect_format(folder) == "long"
+    assert data.load_records(folder).patient_ids == ["a", "b", "c"]
+    (tmp_path / "mimic" / "hosp").mkdir(parents=True)
+    (tmp_path / "mimic" / data.MIMIC_MARKER).write_bytes(b"")
+    assert data.detect_format(tmp_path / "mimic") == "mimic"
+    with pytest.raises(ValueError, match="`format` must be"):
+        data.load_records(folder, format="csv")
 
 
-@pytest.mark.parametrize("by", ["group", "patient"])
-def test_split_keeps_groups_together_and_is_deterministic(by):
-    records = _records()
-    splits = data.split_patients(records, 0.2, 0.2, seed=3, by=by)
-    again = data.split_patients(records, 0.2, 0.2, seed=3, by=by)
-    assert [s.patient_ids for s in splits] == [s.patient_ids for s in again]
-    ids = [p for s in splits for p in s.patient_ids]
-    assert sorted(ids) == sorted(records.patient_ids)
-    keys = [set(s.groups if by == "group" else s.patient_ids) for s in splits]
-    assert not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
-    assert all(s.num_positives > 0 for s in splits)  # stratified
-    assert all(len(s) > 0 for s in splits)
+def test_the_split_parts_are_importable_from_data():
+    from applications.ehr import encoding
+    from applications.ehr import records
 
-
-def test_split_rejects_bad_fractions():
-    with pytest.raises(ValueError, match="validation_fraction"):
-        data.split_patients(_records(), 1.0, 0.0)
-    with pytest.raises(ValueError, match="below 1"):
-        data.split_patients(_records(), 0.5, 0.5)
-
-
-def test_vocabulary_maps_unknown_and_rare_codes_to_oov(tmp_path):
-    vocabulary = data.CodeVocabulary.build(_records(), min_count=2)
-    assert vocabulary.codes[:2] == [data.PAD, data.OOV]
-    assert vocabulary.encode(["a", "never:seen"]).tolist() == [2, data.OOV_ID]
-    assert vocabulary.encode(["zz"]).tolist() == [vocabulary.codes.index("zz")]
-    rare = data.CodeVocabulary.build([["a", "a", "b"]], min_count=2)
-    assert rare.encode(["a", "b"]).tolist() == [2, data.OOV_ID]
-    assert "b" not in rare and "a" in rare
-    vocabulary.save(tmp_path / "codes.txt")
-    loaded = data.CodeVocabulary.load(tmp_path / "codes.txt")
-    assert loaded.codes == vocabulary.codes
-    assert loaded.decode([2, 1]) == ["a", data.OOV]
-
-
-def test_value_scaler_standardises_per_code(tmp_path):
-    records = _records(4)  # "a": values 3, 1, 3, 1
-    scaler = data.ValueScaler.fit(records)
-    scaled, present = scaler.transform(
-        ["a", "a", "b", "new"], [3, 1, np.nan, 5]
-    )
-    np.testing.assert_allclose(scaled, [1.0, -1.0, 0.0, 0.0])
-    np.testing.assert_array_equal(present, [1, 1, 0, 1])
-    scaler.save(tmp_path / "scaler.json")
-    loaded = data.ValueScaler.load(tmp_path / "scaler.json")
-    np.testing.assert_array_equal(
-        loaded.transform(["a"], [3.0])[0], scaler.transform(["a"], [3.0])[0]
-    )
+    assert data.PatientRecords is records.PatientRecords
+    assert data.split_patients is records.split_patients
+    assert data.CodeVocabulary is encoding.CodeVocabulary
+    assert data.ValueScaler is encoding.ValueScaler
+    assert data.PAD_ID == encoding.EVENT_PAD_ID == 0

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from applications import cli
+from applications import registry
 from applications.ehr.data import load_long_format
 from applications.ehr.explain import note_segments
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
-from tests.tiny_configs import TINY_EHR
 
-TINY = TINY_EHR.replace(epochs=2)
+TINY = registry.get("ehr").tiny_config().replace(epochs=2)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOSTILE = "p<b>1</b>"  # a patient whose id, codes and note hold markup
 HOSTILE_CODE = "<script>alert(1)</script>"

@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from applications import registry
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from tests import export_testing
-from tests.tiny_configs import TINY_EHR
 
-TINY = TINY_EHR.replace(max_events=12, max_note_tokens=10)
+TINY = (
+    registry.get("ehr").tiny_config().replace(max_events=12, max_note_tokens=10)
+)
 
 
 @pytest.fixture(scope="module")

@@ -147,7 +147,7 @@ def test_time_encoding_off_and_saving(tmp_path):
         ({"units": 7}, "even"),
         ({"encoder": "multihead", "units": 6, "num_heads": 4}, "multiple"),
         ({"dropout": 1.0}, "dropout"),
-        ({"note_vocab_size": 0}, "note_vocab_size"),
+        ({"note_vocabulary_size": 0}, "note_vocabulary_size"),
     ],
 )
 def test_errors(kwargs, message):

@@ -105,3 +105,11 @@ def test_late_events_are_written_and_dropped_on_load(tmp_path):
 def test_rejects_a_bad_count():
     with pytest.raises(ValueError, match="count"):
         synthetic.make_synthetic_patients(-1)
+
+
+def test_fit_arguments_are_the_records():
+    (records,) = synthetic.fit_arguments(3, seed=1)
+    assert isinstance(records, data.PatientRecords) and len(records) == 3
+    expected = synthetic.make_synthetic_patients(3, seed=1).records
+    assert records.patient_ids == expected.patient_ids
+    assert records.codes == expected.codes

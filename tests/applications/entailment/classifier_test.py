@@ -5,18 +5,22 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.entailment import data
+from applications import registry
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.classifier import classification_report
 from applications.entailment.config import EntailmentConfig
+from applications.entailment.examples import LABELS
+from applications.entailment.examples import split_examples
+from applications.entailment.synthetic import make_synthetic_entailment
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
-from tests.tiny_configs import TINY_ENTAILMENT as TINY
+
+TINY = registry.get("entailment").tiny_config()
 
 
 @pytest.fixture(scope="module")
 def generated():
-    return data.make_synthetic_entailment(400, seed=0).examples
+    return make_synthetic_entailment(400, seed=0).examples
 
 
 @pytest.fixture(scope="module", params=["attention", "baseline"])
@@ -47,13 +51,11 @@ def test_predict_returns_labels_probabilities_and_alignment(
     hypotheses = generated.hypotheses[:5] + ["a dog"]
     result = classifier.predict(premises, hypotheses)
     assert len(result["labels"]) == 6
-    assert set(result["labels"]) <= set(data.LABELS)
+    assert set(result["labels"]) <= set(LABELS)
     probabilities = result["probabilities"]
     assert probabilities.shape == (6, 3) and probabilities.dtype == np.float32
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
-    assert result["labels"] == [
-        data.LABELS[i] for i in probabilities.argmax(-1)
-    ]
+    assert result["labels"] == [LABELS[i] for i in probabilities.argmax(-1)]
     if not classifier.config.attention:
         assert "alignment" not in result
         return
@@ -89,8 +91,7 @@ def test_evaluate_matches_predict(classifier, generated):
     report = classifier.evaluate(held_out)
     predicted = classifier.predict(held_out.premises, held_out.hypotheses)
     hits = [
-        data.LABELS[t] == p
-        for t, p in zip(held_out.labels, predicted["labels"])
+        LABELS[t] == p for t, p in zip(held_out.labels, predicted["labels"])
     ]
     assert report["accuracy"] == pytest.approx(np.mean(hits))
     assert report["confusion"].sum() == len(held_out)
@@ -195,8 +196,8 @@ def test_interrupted_fit_resumes_from_its_last_epoch(generated, tmp_path):
 def test_short_training_learns_the_generated_data(intra_attention):
     from applications.entailment.train import SYNTHETIC_DEFAULTS
 
-    generated = data.make_synthetic_entailment(6000, seed=3)
-    train, validation = data.split_examples(generated.examples, 0.1, seed=3)
+    generated = make_synthetic_entailment(6000, seed=3)
+    train, validation = split_examples(generated.examples, 0.1, seed=3)
     config = EntailmentConfig(
         **SYNTHETIC_DEFAULTS, intra_attention=intra_attention
     )
@@ -207,7 +208,7 @@ def test_short_training_learns_the_generated_data(intra_attention):
     # The alignment links the decisive word pairs (the generator's cues:
     # a word and its hypernym, two clashing words, ...) far more often
     # than a uniform guess over the hypothesis would.
-    test = data.make_synthetic_entailment(300, seed=4)
+    test = make_synthetic_entailment(300, seed=4)
     result = classifier.predict(
         test.examples.premises, test.examples.hypotheses
     )

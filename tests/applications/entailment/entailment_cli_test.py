@@ -5,7 +5,8 @@ import gzip
 import pytest
 
 from applications import cli
-from applications.entailment import data
+from applications.entailment.examples import LABELS
+from applications.entailment.synthetic import make_synthetic_entailment
 
 
 def _train(tmp_path, *flags):
@@ -45,7 +46,7 @@ def test_train_on_generated_data_exports_and_predicts(tmp_path, capsys):
     assert (run / "model.weights.h5").exists()
     assert (export_dir / "1" / "saved_model.pb").exists()
 
-    example = data.make_synthetic_entailment(1, seed=9).examples
+    example = make_synthetic_entailment(1, seed=9).examples
     plot = tmp_path / "pair.png"
     argv = [
         "predict",
@@ -64,7 +65,7 @@ def test_train_on_generated_data_exports_and_predicts(tmp_path, capsys):
         example.premises[0],
         example.hypotheses[0],
     )
-    assert label in data.LABELS
+    assert label in LABELS
     assert abs(sum(float(p) for p in shares.split()) - 1.0) < 1e-2
     assert plot.read_bytes().startswith(b"\x89PNG")
 
@@ -72,13 +73,13 @@ def test_train_on_generated_data_exports_and_predicts(tmp_path, capsys):
 def test_train_on_a_folder_of_split_files(tmp_path, capsys):
     folder = tmp_path / "snli"
     folder.mkdir()
-    generated = data.make_synthetic_entailment(200, seed=4).examples
+    generated = make_synthetic_entailment(200, seed=4).examples
     for split, part in (("dev", range(0, 150)), ("test", range(150, 200))):
         subset = generated.select(part)
         for name, lines in (
             ("s1", subset.premises),
             ("s2", subset.hypotheses),
-            ("labels", [data.LABELS[i] for i in subset.labels]),
+            ("labels", [LABELS[i] for i in subset.labels]),
         ):
             with gzip.open(folder / f"{name}.{split}.gz", "wt") as f:
                 f.write("".join(line + " \n" for line in lines))
@@ -115,7 +116,7 @@ def test_train_reports_a_bad_data_line(tmp_path):
 
 
 def test_train_starts_from_word_vectors(tmp_path, capsys):
-    generated = data.make_synthetic_entailment(200, seed=6).examples
+    generated = make_synthetic_entailment(200, seed=6).examples
     words = sorted(
         {
             w

@@ -159,7 +159,7 @@ def test_pretrained_embeddings_start_the_table():
 
 
 def test_invalid_arguments_raise():
-    with pytest.raises(ValueError, match="vocab_size"):
+    with pytest.raises(ValueError, match="vocabulary_size"):
         build_decomposable_attention(0)
     with pytest.raises(ValueError, match="hidden_units"):
         build_decomposable_attention(VOCAB, hidden_units=-2)

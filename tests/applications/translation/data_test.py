@@ -1,4 +1,4 @@
-"""Translation data: loaders, synthetic pairs, splits, tf.data batches."""
+"""Translation data: loaders, splits, tf.data batches."""
 
 import gzip
 import json
@@ -9,7 +9,6 @@ import pytest
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import START_ID
-from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 
 
@@ -110,101 +109,6 @@ def test_real_spa_eng_file_loads(shared_data):
     assert all(source and target for source, target in pairs)
 
 
-def _independent_translation(source):
-    """The SVO -> SOV rule, written again: adjectives after nouns."""
-    words = source.split()
-    verb = next(i for i, w in enumerate(words) if w in data.VERBS)
-
-    def phrase(part, offset):
-        nouns = [offset + i for i, w in enumerate(part) if w in data.NOUNS]
-        adjectives = [
-            offset + i for i, w in enumerate(part) if w in data.ADJECTIVES
-        ]
-        assert len(nouns) == 1 and len(adjectives) <= 1
-        assert all(a < nouns[0] for a in adjectives)  # source: adj noun
-        return nouns + adjectives
-
-    order = (
-        phrase(words[:verb], 0) + phrase(words[verb + 1 :], verb + 1) + [verb]
-    )
-    return [data.LEXICON[words[i]] for i in order], order
-
-
-def test_synthetic_pairs_follow_the_lexicon_and_reordering():
-    synthetic = data.make_synthetic_pairs(300, seed=3)
-    assert len(synthetic.pairs) == len(synthetic.alignments) == 300
-    lengths = set()
-    for (source, target), alignment in zip(
-        synthetic.pairs, synthetic.alignments
-    ):
-        expected, order = _independent_translation(source)
-        assert target.split() == expected
-        assert alignment == order
-        # Each target word aligns to exactly one source word, one-to-one.
-        assert sorted(alignment) == list(range(len(source.split())))
-        lengths.add(len(source.split()))
-    assert lengths == {3, 4, 5}
-    # The lexicon is a bijection.
-    assert len(set(data.LEXICON.values())) == len(data.LEXICON)
-
-
-def test_synthetic_pairs_are_deterministic():
-    a = data.make_synthetic_pairs(50, seed=7)
-    assert a == data.make_synthetic_pairs(50, seed=7)
-    assert a.pairs != data.make_synthetic_pairs(50, seed=8).pairs
-    none = data.make_synthetic_pairs(20, adjective_probability=0.0)
-    assert all(len(s.split()) == 3 for s, _ in none.pairs)
-    with pytest.raises(ValueError, match="num_pairs"):
-        data.make_synthetic_pairs(-1)
-    with pytest.raises(ValueError, match="adjective_probability"):
-        data.make_synthetic_pairs(5, adjective_probability=2.0)
-
-
-def _synthetic_tokenizers(pairs):
-    source = SubwordTokenizer.train([s for s, _ in pairs], 400)
-    target = SubwordTokenizer.train([t for _, t in pairs], 400)
-    return source, target
-
-
-@pytest.fixture(scope="module")
-def synthetic():
-    pairs = data.make_synthetic_pairs(2000, seed=0)
-    return pairs, _synthetic_tokenizers(pairs.pairs)
-
-
-def test_synthetic_words_are_single_tokens(synthetic):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
-    for tokenizer, words in (
-        (source_tokenizer, list(data.LEXICON)),
-        (target_tokenizer, list(data.LEXICON.values())),
-    ):
-        ids = tokenizer.tokenize(words).numpy()
-        assert all(len(row) == 1 for row in ids), words
-        assert [tokenizer.id_to_token(row[0]) for row in ids] == words
-
-
-def test_alignment_matrix_maps_words_to_token_positions(synthetic):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
-    source, target = pairs.pairs[0]
-    alignment = pairs.alignments[0]
-    source_ids = source_tokenizer.tokenize([source]).numpy()[0]
-    target_ids = target_tokenizer.tokenize([target]).numpy()[0]
-    matrix = data.alignment_matrix(alignment, len(source_ids))
-    assert matrix.shape == (len(target_ids), len(source_ids))
-    np.testing.assert_array_equal(matrix.sum(1), 1.0)
-    lexicon_ids = {
-        source_tokenizer.token_to_id(s): target_tokenizer.token_to_id(t)
-        for s, t in data.LEXICON.items()
-    }
-    for j, i in zip(*np.nonzero(matrix)):
-        assert lexicon_ids[source_ids[i]] == target_ids[j]
-    shifted = data.alignment_matrix(
-        alignment, len(source_ids) + 1, len(target_ids) + 1, source_offset=1
-    )
-    np.testing.assert_array_equal(shifted[:-1, 1:], matrix)
-    np.testing.assert_array_equal(shifted[-1], 0.0)
-
-
 def test_split_pairs_is_deterministic_and_disjoint():
     pairs = [(f"s{i}", f"t{i % 30}") for i in range(100)]
     train, validation, test = data.split_pairs(pairs, 0.1, 0.2, seed=1)
@@ -226,8 +130,10 @@ def test_split_pairs_is_deterministic_and_disjoint():
 
 
 @pytest.mark.parametrize("source_end", [False, True])
-def test_translation_dataset_shapes_padding_start_end(synthetic, source_end):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
+def test_translation_dataset_shapes_padding_start_end(
+    tokenized_pairs, source_end
+):
+    pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
     subset = pairs.pairs[:10]
     dataset = data.make_translation_dataset(
         subset,
@@ -263,8 +169,8 @@ def test_translation_dataset_shapes_padding_start_end(synthetic, source_end):
         assert np.any(target_out[:, -1] != PAD_ID)
 
 
-def test_translation_dataset_truncates_and_pads_to_max_length(synthetic):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
+def test_translation_dataset_truncates_and_pads_to_max_length(tokenized_pairs):
+    pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
     long_pairs = [p for p in pairs.pairs if len(p[0].split()) == 5][:6]
     dataset = data.make_translation_dataset(
         long_pairs,
@@ -294,8 +200,8 @@ def test_translation_dataset_truncates_and_pads_to_max_length(synthetic):
     assert target_out.shape == inputs["target_in"].shape == (2, 9)
 
 
-def test_translation_dataset_shuffle_is_seeded(synthetic):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
+def test_translation_dataset_shuffle_is_seeded(tokenized_pairs):
+    pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
 
     def first_batch_per_epoch(dataset):
         return [next(iter(dataset))[1].numpy() for _ in range(2)]
@@ -313,8 +219,8 @@ def test_translation_dataset_shuffle_is_seeded(synthetic):
     assert not np.array_equal(a[0], other)
 
 
-def test_translation_dataset_rejects_bad_arguments(synthetic):
-    pairs, (source_tokenizer, target_tokenizer) = synthetic
+def test_translation_dataset_rejects_bad_arguments(tokenized_pairs):
+    pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
     with pytest.raises(ValueError, match="max_length"):
         data.make_translation_dataset(
             pairs, source_tokenizer, target_tokenizer, max_length=1

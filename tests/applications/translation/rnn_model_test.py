@@ -262,13 +262,16 @@ def test_mixed_bfloat16_gives_float32_logits_and_finite_loss(attention):
         ({"units": 0}, "units"),
         ({"embedding_dim": -1}, "embedding_dim"),
         ({"encoder_layers": 0}, "encoder_layers"),
-        ({"source_vocab_size": 0}, "source_vocab_size"),
-        ({"target_vocab_size": 1.5}, "target_vocab_size"),
+        ({"source_vocabulary_size": 0}, "source_vocabulary_size"),
+        ({"target_vocabulary_size": 1.5}, "target_vocabulary_size"),
         ({"dropout": 1.0}, "dropout"),
     ],
 )
 def test_bad_arguments_raise(kwargs, argument):
-    arguments = {"source_vocab_size": VOCAB, "target_vocab_size": VOCAB}
+    arguments = {
+        "source_vocabulary_size": VOCAB,
+        "target_vocabulary_size": VOCAB,
+    }
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=argument):
         build_rnn_translator(**arguments)

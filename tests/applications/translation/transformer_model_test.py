@@ -172,8 +172,8 @@ def test_mixed_bfloat16_gives_float32_logits():
 @pytest.mark.parametrize(
     "kwargs, argument",
     [
-        (dict(source_vocab_size=0), "source_vocab_size"),
-        (dict(target_vocab_size=2.0), "target_vocab_size"),
+        (dict(source_vocabulary_size=0), "source_vocabulary_size"),
+        (dict(target_vocabulary_size=2.0), "target_vocabulary_size"),
         (dict(num_layers=0), "num_layers"),
         (dict(model_dim=15), "model_dim"),
         (dict(num_heads=-2), "num_heads"),
@@ -185,7 +185,9 @@ def test_mixed_bfloat16_gives_float32_logits():
     ],
 )
 def test_invalid_arguments_raise(kwargs, argument):
-    arguments = dict(source_vocab_size=VOCAB, target_vocab_size=VOCAB, **TINY)
+    arguments = dict(
+        source_vocabulary_size=VOCAB, target_vocabulary_size=VOCAB, **TINY
+    )
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=argument):
         build_transformer_translator(**arguments)

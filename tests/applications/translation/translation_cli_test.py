@@ -3,7 +3,7 @@
 import pytest
 
 from applications import cli
-from applications.translation import data
+from applications.translation.synthetic import make_synthetic_pairs
 
 
 @pytest.mark.slow
@@ -36,7 +36,7 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
     assert (run_dir / "model.weights.h5").exists()
     assert (export_dir / "1" / "saved_model.pb").exists()
 
-    source = data.make_synthetic_pairs(1, seed=5).pairs[0][0]
+    source = make_synthetic_pairs(1, seed=5).pairs[0][0]
     assert cli.main(["translate", str(export_dir), source]) == 0
     line = capsys.readouterr().out.splitlines()[-1]
     assert line.startswith(source + "\t")

@@ -1,22 +1,26 @@
 """Translator end to end on the synthetic pair: fit, translate, export."""
 
+import logging
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from applications import registry
 from applications.translation import data
 from applications.translation.config import TranslationConfig
+from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
 from tests import export_testing
 from tests.resume_testing import check_fit_resumes
-from tests.tiny_configs import TINY_TRANSLATION as TINY
+
+TINY = registry.get("translation").tiny_config()
 
 
 @pytest.fixture(scope="module")
 def synthetic():
-    return data.make_synthetic_pairs(300, seed=0)
+    return make_synthetic_pairs(300, seed=0)
 
 
 @pytest.fixture(scope="module", params=["rnn", "transformer"])
@@ -65,7 +69,7 @@ def test_beam_one_equals_greedy(translator, synthetic):
     texts = [source for source, _ in synthetic.pairs[:4]]
     greedy = translator.translate(texts, beam_size=1)
     source_ids = translator.source_ids(texts)
-    beam = translator.decode_function(beam_size=1)(source_ids)
+    beam = translator.decode(source_ids, beam_size=1)
     wide = translator.translate(texts, beam_size=3)
     assert len(wide) == 4
     assert translator.target_tokenizer.detokenize(
@@ -81,7 +85,10 @@ def test_bucket_padding_does_not_change_results(
     # each text alone gets other padding. Results must not depend on it.
     texts = [source for source, _ in synthetic.pairs[:3]]
     texts[1] = " ".join([texts[1]] * 2)  # a longer source, another bucket
-    decode = translator.decode_function(beam_size=beam_size)
+
+    def decode(source_ids):
+        return translator.decode(source_ids, beam_size=beam_size)
+
     source_ids = translator.source_ids(texts)
     together = decode(source_ids)
     assert together["tokens"].shape[0] == 3
@@ -104,6 +111,37 @@ def test_bucket_padding_does_not_change_results(
         )
         # The padding of the shorter sources gets no attention.
         assert np.all(together["attention"][i, :length, width:] == 0)
+
+
+def test_xla_and_graph_decoding_agree(translator, synthetic):
+    source_ids = translator.source_ids([s for s, _ in synthetic.pairs[:3]])
+    xla = translator.decode(source_ids, beam_size=2)
+    graph = translator.decode(source_ids, beam_size=2, jit_compile=False)
+    np.testing.assert_array_equal(xla["tokens"], graph["tokens"])
+    np.testing.assert_allclose(xla["scores"], graph["scores"], atol=1e-4)
+
+
+def test_empty_sources_give_empty_translations(translator, synthetic):
+    texts = ["", synthetic.pairs[0][0], "   "]
+    result = translator.decode(translator.source_ids(texts), beam_size=2)
+    np.testing.assert_array_equal(result["lengths"].numpy()[[0, 2]], 0)
+    assert np.all(result["tokens"].numpy()[[0, 2]] == 0)
+    np.testing.assert_array_equal(result["scores"].numpy()[[0, 2]], 0.0)
+    assert np.all(result["attention"].numpy()[[0, 2]] == 0)
+    assert int(result["lengths"][1]) > 0
+    assert translator.translate(texts)[0] == ""
+
+
+def test_evaluating_many_batches_never_retraces(translator, synthetic, caplog):
+    pairs = synthetic.pairs[256:300]
+    texts = [source for source, _ in pairs]
+    with caplog.at_level(logging.WARNING):
+        for size in (1, 2, 3, 5, 9, 17):  # six batch buckets
+            translator.translate(texts[:size])
+        translator.evaluate(pairs, batch_size=7)
+    # TensorFlow warns "N out of the last M calls ... triggered
+    # tf.function retracing" when a decoder is traced again and again.
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]
 
 
 def test_evaluate_reports_bleu_and_chrf(translator, synthetic):
@@ -179,7 +217,7 @@ def test_reexport_replaces_atomically_and_failure_leaves_old(
 def test_short_training_learns_the_synthetic_pair_and_its_alignment():
     from applications.translation.evaluate import alignment_accuracy
 
-    synthetic = data.make_synthetic_pairs(3000, seed=1)
+    synthetic = make_synthetic_pairs(3000, seed=1)
     train, validation, test = data.split_pairs(
         synthetic.pairs, 0.05, 0.05, seed=1
     )

@@ -10,7 +10,8 @@ pairs may be given; `--plot PNG` draws the first pair's alignment.
 import argparse
 import sys
 
-from applications.common.serving import resolve_version
+from attention_zoo.export import load_signature
+from attention_zoo.export import resolve_version
 
 
 def main(argv=None):
@@ -35,9 +36,7 @@ def main(argv=None):
         parser.error(str(error))
     import tensorflow as tf
 
-    from applications.entailment.export import load_entailment
-
-    serve = load_entailment(path)
+    serve = load_signature(path)
     outputs = serve(
         premise=tf.constant(args.premise),
         hypothesis=tf.constant(args.hypothesis),

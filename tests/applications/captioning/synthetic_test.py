@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from applications.captioning import shapes
+from applications.captioning import synthetic
 
 NUM_IMAGES = 120
 
 
 @pytest.fixture(scope="module")
-def synthetic():
-    return shapes.make_synthetic_shapes(NUM_IMAGES, image_size=64, seed=3)
+def generated():
+    return synthetic.make_synthetic_shapes(NUM_IMAGES, image_size=64, seed=3)
 
 
 def _relations_that_hold(first, second):
@@ -32,39 +32,41 @@ def _relations_that_hold(first, second):
 
 def _colour_mask(image, colour):
     """Pixels exactly of `colour` (the background noise is far below it)."""
-    rgb = np.asarray(shapes.COLOUR_RGB[colour], "float32")
+    rgb = np.asarray(synthetic.COLOUR_RGB[colour], "float32")
     return np.all(np.abs(image - rgb) < 1e-6, axis=-1)
 
 
-def test_images_are_float_in_unit_range(synthetic):
-    images = synthetic.images
+def test_images_are_float_in_unit_range(generated):
+    images = generated.images
     assert images.shape == (NUM_IMAGES, 64, 64, 3)
     assert images.dtype == np.float32
     assert images.min() >= 0.0 and images.max() <= 1.0
-    assert len(synthetic) == NUM_IMAGES
-    assert len(synthetic.captions) == len(synthetic.objects) == NUM_IMAGES
+    assert len(generated) == NUM_IMAGES
+    assert len(generated.captions) == len(generated.objects) == NUM_IMAGES
 
 
 def test_colours_are_distinct():
-    assert 4 <= len(shapes.COLOURS) <= 6
-    assert set(shapes.COLOUR_RGB) == set(shapes.COLOURS)
-    for a, b in itertools.combinations(shapes.COLOURS, 2):
-        difference = np.subtract(shapes.COLOUR_RGB[a], shapes.COLOUR_RGB[b])
+    assert 4 <= len(synthetic.COLOURS) <= 6
+    assert set(synthetic.COLOUR_RGB) == set(synthetic.COLOURS)
+    for a, b in itertools.combinations(synthetic.COLOURS, 2):
+        difference = np.subtract(
+            synthetic.COLOUR_RGB[a], synthetic.COLOUR_RGB[b]
+        )
         assert np.abs(difference).max() >= 0.5, (a, b)
 
 
-def test_captions_name_the_objects_in_order(synthetic):
+def test_captions_name_the_objects_in_order(generated):
     pattern_words = {
-        "colour": set(shapes.COLOURS),
-        "shape": set(shapes.SHAPES),
+        "colour": set(synthetic.COLOURS),
+        "shape": set(synthetic.SHAPES),
     }
-    for caption, objects in zip(synthetic.captions, synthetic.objects):
+    for caption, objects in zip(generated.captions, generated.objects):
         words = caption.split()
         assert caption == " ".join(words)  # single spaces
         assert len(objects) == 2
         first, second = objects
         relation = " ".join(words[3:-3])
-        assert relation in shapes.RELATIONS
+        assert relation in synthetic.RELATIONS
         assert words[0] == "a" and words[-3] == "a"
         for obj in objects:
             colour_at, shape_at = obj["words"]
@@ -80,9 +82,9 @@ def test_captions_name_the_objects_in_order(synthetic):
         )
 
 
-def test_relation_word_matches_the_boxes(synthetic):
+def test_relation_word_matches_the_boxes(generated):
     seen = set()
-    for caption, (first, second) in zip(synthetic.captions, synthetic.objects):
+    for caption, (first, second) in zip(generated.captions, generated.objects):
         relation = " ".join(caption.split()[3:-3])
         seen.add(relation)
         # Exactly the captioned relation holds, so the boxes are disjoint
@@ -90,12 +92,12 @@ def test_relation_word_matches_the_boxes(synthetic):
         assert _relations_that_hold(first["box"], second["box"]) == {
             relation
         }, caption
-    assert seen == set(shapes.RELATIONS)
+    assert seen == set(synthetic.RELATIONS)
 
 
-def test_objects_are_drawn_in_their_boxes(synthetic):
+def test_objects_are_drawn_in_their_boxes(generated):
     shapes_seen, colours_seen = set(), set()
-    for image, objects in zip(synthetic.images, synthetic.objects):
+    for image, objects in zip(generated.images, generated.objects):
         outside = np.ones((64, 64), bool)
         for obj in objects:
             y0, x0, y1, x1 = obj["box"]
@@ -106,7 +108,7 @@ def test_objects_are_drawn_in_their_boxes(synthetic):
             outside[y0:y1, x0:x1] = False
             centre = image[y0 + side // 2, x0 + side // 2]
             np.testing.assert_allclose(
-                centre, shapes.COLOUR_RGB[obj["colour"]], atol=1e-6
+                centre, synthetic.COLOUR_RGB[obj["colour"]], atol=1e-6
             )
             mask = _colour_mask(image[y0:y1, x0:x1], obj["colour"])
             # The shape touches all four sides of its box.
@@ -121,30 +123,30 @@ def test_objects_are_drawn_in_their_boxes(synthetic):
             colours_seen.add(obj["colour"])
         # Outside the boxes there is only the dark background noise.
         assert image[outside].max() < 0.05
-    assert shapes_seen == set(shapes.SHAPES)
-    assert colours_seen == set(shapes.COLOURS)
+    assert shapes_seen == set(synthetic.SHAPES)
+    assert colours_seen == set(synthetic.COLOURS)
 
 
 def test_same_seed_same_set():
-    a = shapes.make_synthetic_shapes(6, image_size=32, seed=7)
-    b = shapes.make_synthetic_shapes(6, image_size=32, seed=7)
+    a = synthetic.make_synthetic_shapes(6, image_size=32, seed=7)
+    b = synthetic.make_synthetic_shapes(6, image_size=32, seed=7)
     np.testing.assert_array_equal(a.images, b.images)
     assert a.captions == b.captions and a.objects == b.objects
-    c = shapes.make_synthetic_shapes(6, image_size=32, seed=8)
+    c = synthetic.make_synthetic_shapes(6, image_size=32, seed=8)
     assert a.captions != c.captions
     # A smaller set is a prefix of a larger one.
-    first = shapes.make_synthetic_shapes(3, image_size=32, seed=7)
+    first = synthetic.make_synthetic_shapes(3, image_size=32, seed=7)
     np.testing.assert_array_equal(first.images, a.images[:3])
     assert first.captions == a.captions[:3]
 
 
 @pytest.mark.parametrize("image_size", [16, 40])
 def test_other_sizes_and_no_noise(image_size):
-    synthetic = shapes.make_synthetic_shapes(
+    generated = synthetic.make_synthetic_shapes(
         20, image_size=image_size, seed=1, background_noise=0.0
     )
-    assert synthetic.images.shape == (20, image_size, image_size, 3)
-    for image, (first, second) in zip(synthetic.images, synthetic.objects):
+    assert generated.images.shape == (20, image_size, image_size, 3)
+    for image, (first, second) in zip(generated.images, generated.objects):
         outside = np.ones((image_size, image_size), bool)
         for box in (first["box"], second["box"]):
             y0, x0, y1, x1 = box
@@ -165,7 +167,7 @@ def test_other_sizes_and_no_noise(image_size):
 )
 def test_make_synthetic_shapes_checks_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        shapes.make_synthetic_shapes(**kwargs)
+        synthetic.make_synthetic_shapes(**kwargs)
 
 
 @pytest.mark.parametrize(
@@ -190,11 +192,11 @@ def test_make_synthetic_shapes_checks_arguments(kwargs, message):
     ],
 )
 def test_box_cells_hand_cases(box, image_size, grid_size, expected):
-    assert shapes.box_cells(box, image_size, grid_size) == expected
+    assert synthetic.box_cells(box, image_size, grid_size) == expected
 
 
-def test_box_cells_cover_the_drawn_pixels(synthetic):
-    for image, objects in zip(synthetic.images[:20], synthetic.objects[:20]):
+def test_box_cells_cover_the_drawn_pixels(generated):
+    for image, objects in zip(generated.images[:20], generated.objects[:20]):
         for obj in objects:
             y0, x0, y1, x1 = obj["box"]
             mask = np.zeros((64, 64), bool)
@@ -202,7 +204,7 @@ def test_box_cells_cover_the_drawn_pixels(synthetic):
                 image[y0:y1, x0:x1], obj["colour"]
             )
             pixel_cells = {(y // 8, x // 8) for y, x in zip(*np.nonzero(mask))}
-            cells = shapes.box_cells(obj["box"], 64, 8)
+            cells = synthetic.box_cells(obj["box"], 64, 8)
             assert pixel_cells <= cells
             # The box is tight, so its cell rows and columns are all used.
             assert {r for r, _ in pixel_cells} == {r for r, _ in cells}
@@ -221,7 +223,7 @@ def test_box_cells_cover_the_drawn_pixels(synthetic):
 )
 def test_box_cells_checks_arguments(box, image_size, grid_size, message):
     with pytest.raises(ValueError, match=message):
-        shapes.box_cells(box, image_size, grid_size)
+        synthetic.box_cells(box, image_size, grid_size)
 
 
 def _np_localisation(heatmaps, captions, objects, image_size):
@@ -246,26 +248,26 @@ def _np_localisation(heatmaps, captions, objects, image_size):
     return hits / checked, checked
 
 
-def test_attention_localisation_against_numpy(synthetic):
+def test_attention_localisation_against_numpy(generated):
     rng = np.random.default_rng(0)
     heatmaps, tokens, captions = [], [], []
-    for number, caption in enumerate(synthetic.captions[:40]):
+    for number, caption in enumerate(generated.captions[:40]):
         if number % 4 == 1:
-            caption = shapes.mirrored_caption(caption)
+            caption = synthetic.mirrored_caption(caption)
         words = caption.split()
         if number % 4 == 2:  # a colour of no object: that phrase is skipped
-            present = {obj["colour"] for obj in synthetic.objects[number]}
-            words[1] = sorted(set(shapes.COLOURS) - present)[0]
+            present = {obj["colour"] for obj in generated.objects[number]}
+            words[1] = sorted(set(synthetic.COLOURS) - present)[0]
         # Random peaked maps: a unique argmax per word.
         maps = rng.random((len(words) + 1, 8, 8)) ** 8
         heatmaps.append(maps / maps.sum((1, 2), keepdims=True))
         tokens.append(words + ["[END]"])
         captions.append(words)
-    found = shapes.attention_localisation(
-        heatmaps, tokens, synthetic.objects[:40], 64
+    found = synthetic.attention_localisation(
+        heatmaps, tokens, generated.objects[:40], 64
     )
     rate, checked = _np_localisation(
-        heatmaps, captions, synthetic.objects[:40], 64
+        heatmaps, captions, generated.objects[:40], 64
     )
     assert found["words"] == checked == 4 * 40 - 2 * 10
     assert found["rate"] == pytest.approx(rate)
@@ -298,7 +300,7 @@ def test_attention_localisation_by_hand():
     maps = np.zeros((len(tokens), 8, 8), "float32")
     for index, (row, col) in enumerate(peaks):
         maps[index, row, col] = 1.0
-    found = shapes.attention_localisation([maps], [tokens], objects, 64)
+    found = synthetic.attention_localisation([maps], [tokens], objects, 64)
     # blue (5, 5): in; square (0, 0): out; red (1, 1): in; circle: out.
     assert found["words"] == 4
     assert found["rate"] == pytest.approx(0.5)
@@ -306,22 +308,37 @@ def test_attention_localisation_by_hand():
     assert found["chance"] == pytest.approx((9 + 9 + 4 + 4) / 4 / 64)
     # A phrase naming no object ("blue circle") is not checked.
     tokens[6] = "blue"
-    found = shapes.attention_localisation([maps], [tokens], objects, 64)
+    found = synthetic.attention_localisation([maps], [tokens], objects, 64)
     assert found["words"] == 2 and found["rate"] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="one heatmap per token"):
-        shapes.attention_localisation([maps[:3]], [tokens], objects, 64)
+        synthetic.attention_localisation([maps[:3]], [tokens], objects, 64)
 
 
-def test_mirrored_caption_describes_the_same_boxes(synthetic):
+def test_mirrored_caption_describes_the_same_boxes(generated):
     for caption, (first, second) in zip(
-        synthetic.captions[:30], synthetic.objects[:30]
+        generated.captions[:30], generated.objects[:30]
     ):
-        mirrored = shapes.mirrored_caption(caption)
+        mirrored = synthetic.mirrored_caption(caption)
         words = mirrored.split()
         assert words[1:3] == [second["colour"], second["shape"]]
         assert words[-2:] == [first["colour"], first["shape"]]
         relation = " ".join(words[3:-3])
         assert _relations_that_hold(second["box"], first["box"]) == {relation}
-        assert shapes.mirrored_caption(mirrored) == caption
+        assert synthetic.mirrored_caption(mirrored) == caption
     with pytest.raises(ValueError, match="caption="):
-        shapes.mirrored_caption("a red circle near a blue square")
+        synthetic.mirrored_caption("a red circle near a blue square")
+
+
+def test_fit_arguments_are_the_generated_images_and_captions():
+    images, captions = synthetic.fit_arguments(5, seed=4, image_size=16)
+    expected = synthetic.make_synthetic_shapes(5, image_size=16, seed=4)
+    np.testing.assert_array_equal(images, expected.images)
+    assert captions == expected.captions
+    assert synthetic.fit_arguments(3)[0].shape == (3, 32, 32, 3)
+
+
+def test_shapes_is_a_deprecated_alias_of_synthetic():
+    from applications.captioning import shapes
+
+    for name in shapes.__all__:
+        assert getattr(shapes, name) is getattr(synthetic, name)

@@ -1,0 +1,107 @@
+"""`Application`: what an application folder tells the rest of the project.
+
+Each `applications/<name>/__init__.py` defines one, and
+`applications/registry.py` lists them; the `attention-zoo` command, the
+demo, the tests' fixtures and the benchmarks find an application's
+modules, bundle, generated data, tiny config and demo step through it:
+
+    from applications import registry
+
+    application = registry.get(name)
+    bundle_class = application.bundle_class()
+    bundle = bundle_class(application.tiny_config())
+    bundle.fit(*application.fit_arguments(40), verbose=0)
+
+An application package holds the modules it names: `train` (the
+`attention-zoo train NAME` command, a `main(argv)`), `serve` (the command
+that runs an export, `attention-zoo SERVE_COMMAND`, a `main(argv)`),
+`synthetic` (generated data, with `fit_arguments(count, seed=0,
+**options)`) and `demo` (its `RECIPE` in `attention-zoo demo`). Nothing is
+imported until asked for, so that `attention-zoo --help` stays fast.
+"""
+
+import dataclasses
+import importlib
+
+
+@dataclasses.dataclass(frozen=True)
+class Application:
+    """One application of `applications/`.
+
+    Attributes:
+        name: str, its name in `attention-zoo train NAME`, the demo and the
+            export folder `saved_models/NAME/` (the bundle class's
+            `application`).
+        package: str, the package holding it, e.g. `__name__` in its
+            `__init__.py`.
+        bundle: str, `"module:Class"` of its `SavedBundle` subclass, the
+            module relative to `package`.
+        serve_command: str, the `attention-zoo` command that runs its
+            export (`serve_module`'s `main`).
+        serve_help: str, that command's one-line help.
+        tiny_settings: dict, the config fields of the smallest model the
+            tests train (`tiny_config()`); each test `.replace(...)`s what
+            it needs.
+    """
+
+    name: str
+    package: str
+    bundle: str
+    serve_command: str
+    serve_help: str
+    tiny_settings: dict = dataclasses.field(default_factory=dict, hash=False)
+
+    @property
+    def train_module(self):
+        """The module of `attention-zoo train NAME` (a `main(argv)`)."""
+        return f"{self.package}.train"
+
+    @property
+    def serve_module(self):
+        """The module of `attention-zoo SERVE_COMMAND` (a `main(argv)`)."""
+        return f"{self.package}.serve"
+
+    @property
+    def synthetic_module(self):
+        """The module of the generated data (`fit_arguments`)."""
+        return f"{self.package}.synthetic"
+
+    @property
+    def demo_module(self):
+        """The module of the demo's `RECIPE`."""
+        return f"{self.package}.demo"
+
+    def bundle_class(self):
+        """The `SavedBundle` subclass (imports it)."""
+        module, _, name = self.bundle.partition(":")
+        return getattr(
+            importlib.import_module(f"{self.package}.{module}"), name
+        )
+
+    def config_class(self):
+        """The config dataclass, the bundle class's `config_class`."""
+        return self.bundle_class().config_class
+
+    def fit_arguments(self, count, seed=0, **options):
+        """`count` generated training examples, as the positional
+        arguments of the bundle's `fit` (see `synthetic.fit_arguments`).
+
+        Args:
+            count: int, how many pairs, examples, images or patients.
+            seed: int, the generator's seed. Defaults to `0`.
+            **options: the keyword arguments of the application's
+                `synthetic.fit_arguments` (e.g. an image size).
+
+        Returns:
+            A tuple, `bundle.fit(*arguments)`'s positional arguments.
+        """
+        synthetic = importlib.import_module(self.synthetic_module)
+        return synthetic.fit_arguments(count, seed=seed, **options)
+
+    def tiny_config(self):
+        """The config of the smallest model the tests train."""
+        return self.config_class()(**self.tiny_settings)
+
+    def demo_recipe(self):
+        """The `applications.demo.recipe.Recipe` of `attention-zoo demo`."""
+        return importlib.import_module(self.demo_module).RECIPE

@@ -1,0 +1,69 @@
+"""Captioning in `attention-zoo demo`: generated images of two coloured
+shapes."""
+
+import base64
+import os
+
+from applications.demo.recipe import SEED
+from applications.demo.recipe import Recipe
+from applications.demo.recipe import copy_pictures
+
+
+def _image(settings):
+    """A generated test image as `(pixels in [0, 1], PNG bytes)`."""
+    import numpy as np
+    import tensorflow as tf
+
+    from applications.captioning import synthetic
+    from applications.captioning.train import SYNTHETIC_DEFAULTS
+
+    size = settings.get("image-size", SYNTHETIC_DEFAULTS["image_size"])
+    images, _ = synthetic.fit_arguments(1, seed=SEED + 1, image_size=size)
+    pixels = np.clip(np.round(images[0] * 255), 0, 255).astype("uint8")
+    return images[0], tf.io.encode_png(pixels).numpy()
+
+
+def _example(settings):
+    _, png = _image(settings)
+    return {"image": [{"b64": base64.b64encode(png).decode("ascii")}]}
+
+
+def _describe(example, outputs):
+    return outputs["caption"][0] or "(empty)"
+
+
+def _pictures(run_dir, settings, outputs, folder):
+    from applications.captioning.overlays import plot_caption_attention
+    from applications.captioning.overlays import word_heatmaps
+
+    written = copy_pictures(run_dir, ["attention.png"], folder, "captioning")
+    # The reloaded export's own attention, over the image it was sent.
+    image, _ = _image(settings)
+    words, heatmaps = word_heatmaps(
+        outputs["tokens"][0], outputs["attention"][0]
+    )
+    path = os.path.join(folder, "captioning-export.png")
+    plot_caption_attention(
+        image, words, heatmaps, path, title=outputs["caption"][0]
+    )
+    return written + [path]
+
+
+RECIPE = Recipe(
+    settings={"synthetic-images": 3000, "epochs": 12},
+    quick_settings={
+        "synthetic-images": 80,
+        "epochs": 1,
+        "embedding-dim": 8,
+        "units": 16,
+        "vocabulary-size": 60,
+        "beam-size": 1,
+    },
+    metrics=(
+        ("BLEU-4", "bleu_4", "{:.1f}"),
+        ("exact", "exact_match", "{:.0%}"),
+    ),
+    example=_example,
+    describe=_describe,
+    pictures=_pictures,
+)

@@ -1,0 +1,138 @@
+"""`attention-zoo explain DIR --patient ID`: one patient's risk and what the
+model attended to, as an HTML page and a PNG (`applications.ehr.explain`).
+
+    attention-zoo explain outputs/ehr --patient p00007       # synthetic
+    attention-zoo explain outputs/ehr --patient 20001 --data records/ \\
+        --out report.html
+
+DIR is the run folder of `attention-zoo train ehr` (its `--run-dir`, default
+`outputs/ehr`: config, vocabularies, scaler and the weights of the last
+finished epoch). The patient's record is read as `train ehr` reads it: a
+long-format folder or a MIMIC-IV folder (`--data`, `--format`), or without
+`--data` the synthetic patients of the same `--synthetic-patients` and
+`--seed`; so only the events and notes up to the prediction time are there.
+
+`--out report.html` is one self-contained page (inline CSS, the figure as a
+data URI): the risk, every event (time, code, value) shaded by its attention
+weight, and the note with each word shaded by the summed weight of its
+WordPiece tokens; events or words the model did not read (older than the
+last `max_events` / `max_note_tokens`) are left unshaded. `report.png` beside
+it plots the events over the hours since admission, coloured by weight, the
+`--top-k` most attended labelled, and the note words' weights. An unknown
+patient id, or a DIR without a trained model, exits with code 2.
+"""
+
+import argparse
+import os
+import sys
+
+PROG = "attention-zoo explain"
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Explain one patient's predicted risk: the attention "
+        "over the events and the note, as HTML and PNG.",
+    )
+    parser.add_argument(
+        "directory", help="the run folder of `train ehr` (--run-dir)"
+    )
+    parser.add_argument("--patient", required=True, help="the patient id")
+    parser.add_argument(
+        "--data",
+        help="a long-format or MIMIC-IV folder, as for `train ehr`; "
+        "default: the synthetic patients",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", "long", "mimic"),
+        default="auto",
+        help="auto: MIMIC-IV when the folder has hosp/admissions.csv.gz",
+    )
+    parser.add_argument(
+        "--prediction-hours",
+        type=float,
+        default=24.0,
+        help="MIMIC-IV: the prediction time after admission",
+    )
+    parser.add_argument(
+        "--synthetic-patients",
+        type=int,
+        default=1500,
+        help="without --data: as many as `train ehr` made",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="without --data: its --seed"
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=5,
+        help="events and words named as the most attended",
+    )
+    parser.add_argument(
+        "--out",
+        default="report.html",
+        help="the HTML page; the PNG gets the same stem",
+    )
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    # Imported after parsing, so that `--help` needs no TensorFlow.
+    from applications.common.bundle import CONFIG_FILE
+    from applications.common.training import WEIGHTS_FILE
+    from applications.ehr import train
+    from applications.ehr.explain import explain_patient
+    from applications.ehr.explain import plot_explanation
+    from applications.ehr.explain import render_html
+    from applications.ehr.risk_model import RiskModel
+
+    png_path = os.path.splitext(args.out)[0] + ".png"
+    if png_path == args.out:
+        _parser().error("--out must not be the .png of the figure")
+    needed = [
+        os.path.join(args.directory, name)
+        for name in (CONFIG_FILE, WEIGHTS_FILE)
+    ]
+    if not all(os.path.exists(path) for path in needed):
+        export = os.path.exists(os.path.join(args.directory, "saved_model.pb"))
+        hint = " (an export; pass the --run-dir of `train ehr`)"
+        return _error(
+            f"{args.directory} holds no trained risk model: expected "
+            f"{' and '.join(needed)}{hint if export else ''}"
+        )
+    try:
+        records, _ = train.load_records(args)
+    except (ValueError, FileNotFoundError) as error:
+        return _error(str(error))
+    if args.patient not in records.patient_ids:
+        source = args.data or (
+            f"the synthetic patients (--synthetic-patients "
+            f"{args.synthetic_patients}, --seed {args.seed})"
+        )
+        return _error(
+            f"patient {args.patient!r} is not in {source} "
+            f"({len(records)} patients)"
+        )
+    record = records.select([records.patient_ids.index(args.patient)])
+    risk_model = RiskModel.load(args.directory)
+    explanation = explain_patient(risk_model, record, args.top_k)
+    plot_explanation(explanation, png_path, args.top_k)
+    with open(png_path, "rb") as f:
+        png = f.read()
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(render_html(explanation, png, args.directory))
+    print(
+        f"patient {args.patient}: risk {explanation['risk']:.4f}; wrote "
+        f"{args.out} and {png_path}"
+    )
+    return 0
+
+
+def _error(message):
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,35 @@
+"""What both translation models' decoding adapters share.
+
+`TranslationAdapter` is the `attention_zoo.decoding.DecodingAdapter` base
+of `RNNDecoder` and `TransformerTranslatorDecoder`: source ids are padded
+to a multiple of 8 tokens (the models mask PAD, so XLA compiles for a few
+lengths), and a source without tokens (an empty or whitespace-only text)
+has nothing to translate.
+"""
+
+from keras import ops
+
+from applications.common.wordpiece import PAD_ID
+from attention_zoo.decoding import DecodingAdapter
+
+
+class TranslationAdapter(DecodingAdapter):
+    """A translation model's adapter: `encode(source_ids)` takes int ids
+    `(B, Ts)` (PAD = 0); subclasses write `encode`, `initial_state` and
+    `step`."""
+
+    length_multiple = 8
+
+    def finalize(self, result, source_ids):
+        """Empties the rows whose source ids `(B, Ts)` are all PAD: length
+        0, PAD tokens (so `""`), score 0 and zero attention."""
+        has_tokens = ops.any(ops.not_equal(source_ids, PAD_ID), axis=1)
+        blanked = {
+            "tokens": ops.where(has_tokens[:, None], result["tokens"], PAD_ID),
+            "lengths": ops.where(has_tokens, result["lengths"], 0),
+            "scores": ops.where(has_tokens, result["scores"], 0.0),
+            "attention": ops.where(
+                has_tokens[:, None, None], result["attention"], 0.0
+            ),
+        }
+        return {**result, **blanked}

@@ -1,0 +1,79 @@
+"""`save_export`: one version folder, written atomically.
+
+A version folder holds the SavedModel of a serving module (see
+`ServingModule`), the bundle's own files beside it (its `config.json`,
+vocabularies and whatever else its `save_assets` writes) and
+`metadata.json` (see `attention_zoo.export.metadata`). All of it appears
+at once: nothing is visible at `path` until everything is written.
+"""
+
+import json
+import os
+
+from attention_zoo.export.atomic import atomic_directory
+from attention_zoo.export.metadata import write_metadata
+
+DEFAULT_SIGNATURE = "serving_default"
+
+
+def serving_signatures(module):
+    """The signatures `module` is saved with: its `serving_signatures()`
+    (a `ServingModule`), else `{"serving_default": module.serve}`."""
+    if hasattr(module, "serving_signatures"):
+        return module.serving_signatures()
+    if not hasattr(module, "serve"):
+        raise TypeError(
+            "The serving module must be a `ServingModule` or have a `serve` "
+            f"tf.function. Received: {type(module).__name__}"
+        )
+    return {DEFAULT_SIGNATURE: module.serve}
+
+
+def save_export(
+    bundle, module, path, jit_compile, metrics=None, data_fingerprint=None
+):
+    """Writes `module` with the bundle's assets and metadata to `path`.
+
+    The SavedModel's signatures are `module.serving_signatures()` (by
+    default `serving_default` is `module.serve`). Beside the SavedModel
+    the folder holds what `bundle.save_assets` writes (its config and
+    vocabularies) and `metadata.json`; all of it appears at once
+    (`atomic_directory`), and an existing `path` is replaced. A failure
+    leaves `path` as it was.
+
+    Args:
+        bundle: the trained bundle, an object with `application` (str),
+            `config` (with `to_json()`), `save_assets(directory)`,
+            `vocabulary_files()` and `input_limits()` (an application's
+            `SavedBundle`).
+        module: a `ServingModule` (or a `tf.Module` with a `serve`
+            `tf.function`).
+        path: str, the version folder (`saved_models/<app>/<version>`).
+        jit_compile: bool, whether `module`'s functions are XLA-compiled
+            (recorded in the metadata).
+        metrics: optional dict of evaluation results for the metadata.
+        data_fingerprint: optional str identifying the training data (see
+            `attention_zoo.export.data_fingerprint`).
+
+    Returns:
+        `path`.
+    """
+    import tensorflow as tf
+
+    name = os.path.basename(os.path.normpath(path))
+    signatures = serving_signatures(module)
+    with atomic_directory(path) as temporary:
+        tf.saved_model.save(module, temporary, signatures=signatures)
+        bundle.save_assets(temporary)
+        write_metadata(
+            temporary,
+            application=bundle.application,
+            config=json.loads(bundle.config.to_json()),
+            jit_compile=jit_compile,
+            vocabulary_files=bundle.vocabulary_files(),
+            input_limits=bundle.input_limits(),
+            metrics=metrics,
+            data_fingerprint=data_fingerprint,
+            version=int(name) if name.isdigit() else None,
+        )
+    return path

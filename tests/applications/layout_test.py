@@ -1,0 +1,69 @@
+"""The shape every application shares (CONTRIBUTING.md, "The shape of the
+code"): one file set per folder, small files, and one registry as the only
+place outside an application's folder that names it."""
+
+import pathlib
+import re
+
+import pytest
+
+from applications import registry
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FILE_SET = (
+    "__init__.py",
+    "config.py",
+    "data.py",
+    "synthetic.py",
+    "model.py",
+    "export.py",
+    "train.py",
+    "serve.py",
+    "demo.py",
+)
+MAX_LINES = 500
+
+
+def _sources(*folders):
+    for folder in folders:
+        yield from sorted((ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("name", registry.APPLICATIONS)
+def test_every_application_has_the_file_set(name):
+    folder = ROOT / "applications" / name
+    missing = [f for f in FILE_SET if not (folder / f).is_file()]
+    assert not missing, f"applications/{name} lacks {missing}"
+    application = registry.get(name)
+    assert application.package == f"applications.{name}"
+    bundle = application.bundle.partition(":")[0]
+    assert (folder / f"{bundle}.py").is_file()
+
+
+def test_no_source_file_is_over_500_lines():
+    long = {
+        str(path.relative_to(ROOT)): count
+        for path in _sources("applications", "attention_zoo")
+        if (count := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"split these by concept: {long}"
+
+
+def test_only_the_registry_names_an_application_outside_its_folder():
+    names = "|".join(registry.APPLICATIONS)
+    pattern = re.compile(rf"applications[./]({names})\b")
+    found = []
+    for path in _sources("applications", "attention_zoo"):
+        relative = path.relative_to(ROOT)
+        inside = relative.parts[:2]
+        if relative == pathlib.Path("applications/registry.py"):
+            continue
+        for match in pattern.finditer(path.read_text()):
+            if inside != ("applications", match.group(1)):
+                found.append(f"{relative}: {match.group(0)}")
+    assert not found, "\n".join(found)
+
+
+def test_no_application_defines_a_decode_function():
+    for path in _sources("applications"):
+        assert "def decode_function" not in path.read_text(), path

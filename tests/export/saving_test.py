@@ -1,0 +1,137 @@
+"""`save_export`, `next_version`, `resolve_version`: a version folder appears
+whole with the bundle's files and `metadata.json`, or not at all; the newest
+numbered version is the one served."""
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from attention_zoo.export import load_signature
+from attention_zoo.export import next_version
+from attention_zoo.export import read_metadata
+from attention_zoo.export import resolve_version
+from attention_zoo.export import save_export
+
+
+class _ToyConfig:
+    def to_json(self):
+        return json.dumps({"units": 4})
+
+
+class ToyBundle:
+    """The part of a bundle `save_export` uses."""
+
+    application = "toy"
+    config = _ToyConfig()
+
+    def __init__(self, fail=False):
+        self.fail = fail
+
+    def save_assets(self, directory):
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            f.write(self.config.to_json())
+        with open(os.path.join(directory, "vocabulary.txt"), "w") as f:
+            f.write("[PAD]\n[UNK]\n")
+        if self.fail:
+            raise RuntimeError("disk full")
+
+    def vocabulary_files(self):
+        return ["vocabulary.txt"]
+
+    def input_limits(self):
+        return {"x": 8}
+
+
+class _Adding(tf.Module):
+    def __init__(self, amount):
+        super().__init__()
+        self.amount = tf.Variable(amount)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+    def serve(self, x):
+        return {"y": x + self.amount}
+
+
+def _served(path):
+    return load_signature(str(path))(x=tf.constant([0.0]))["y"].numpy()
+
+
+def test_a_version_holds_the_model_the_bundle_files_and_metadata(tmp_path):
+    path = save_export(
+        ToyBundle(),
+        _Adding(1.0),
+        str(tmp_path / "3"),
+        jit_compile=False,
+        metrics={"accuracy": np.float32(0.25)},
+        data_fingerprint="abc",
+    )
+    assert path == str(tmp_path / "3")
+    assert os.listdir(tmp_path) == ["3"]  # no temporary folder left
+    assert {
+        "saved_model.pb",
+        "variables",
+        "config.json",
+        "vocabulary.txt",
+        "metadata.json",
+    } <= set(os.listdir(path))
+    metadata = read_metadata(path)
+    assert metadata["application"] == "toy" and metadata["version"] == 3
+    assert metadata["config"] == {"units": 4}
+    assert metadata["jit_compile"] is False
+    assert metadata["input_limits"] == {"x": 8}
+    assert metadata["metrics"] == {"accuracy": 0.25}
+    assert metadata["data_fingerprint"] == "abc"
+    digest = hashlib.sha256(b"[PAD]\n[UNK]\n").hexdigest()
+    assert metadata["vocabularies"] == {"vocabulary.txt": digest}
+    np.testing.assert_allclose(_served(path), [1.0])
+    unnumbered = save_export(
+        ToyBundle(), _Adding(1.0), str(tmp_path / "x"), True
+    )
+    assert read_metadata(unnumbered)["version"] is None
+
+
+def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path):
+    with pytest.raises(RuntimeError, match="disk full"):
+        save_export(
+            ToyBundle(fail=True), _Adding(1.0), str(tmp_path / "1"), False
+        )
+    assert os.listdir(tmp_path) == []  # no version, no temporary folder
+    save_export(ToyBundle(), _Adding(1.0), str(tmp_path / "1"), False)
+    with pytest.raises(RuntimeError, match="disk full"):
+        save_export(
+            ToyBundle(fail=True), _Adding(5.0), str(tmp_path / "1"), False
+        )
+    assert os.listdir(tmp_path) == ["1"]
+    np.testing.assert_allclose(_served(tmp_path / "1"), [1.0])
+    # A successful export replaces the version.
+    save_export(ToyBundle(), _Adding(2.0), str(tmp_path / "1"), False)
+    assert os.listdir(tmp_path) == ["1"]
+    np.testing.assert_allclose(_served(tmp_path / "1"), [2.0])
+
+
+def test_the_newest_numbered_version_is_served(tmp_path):
+    assert next_version(str(tmp_path / "missing")) == 1
+    for version in (2, 9, 10):
+        save_export(
+            ToyBundle(),
+            _Adding(float(version)),
+            str(tmp_path / str(version)),
+            False,
+        )
+    (tmp_path / "11-draft").mkdir()
+    assert next_version(str(tmp_path)) == 11
+    assert resolve_version(str(tmp_path)) == str(tmp_path / "10")
+    assert resolve_version(str(tmp_path / "9")) == str(tmp_path / "9")
+    np.testing.assert_allclose(_served(tmp_path), [10.0])
+    np.testing.assert_allclose(_served(tmp_path / "2"), [2.0])
+
+
+def test_a_folder_without_a_saved_model_is_a_clear_error(tmp_path):
+    (tmp_path / "latest").mkdir()
+    for directory in (tmp_path, tmp_path / "absent"):
+        with pytest.raises(FileNotFoundError, match="No SavedModel in"):
+            resolve_version(str(directory))
