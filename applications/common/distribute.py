@@ -7,7 +7,7 @@
                   environment variable; one replica per GPU of each
     tpu           the TPU named by TPU_NAME (default: "local", a TPU VM)
 
-A bundle given a strategy (`Translator(config, strategy=...)`) builds and
+A bundle given a strategy (`Bundle(config, strategy=...)`) builds and
 compiles its model under `strategy.scope()`, so every variable is mirrored,
 and `model.fit` then splits each batch across the replicas. The config's
 `batch_size` is per replica: a batch holds `batch_size *
