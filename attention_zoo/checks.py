@@ -23,3 +23,11 @@ def check_rate(name, value):
         raise ValueError(
             f"`{name}` must be a float in [0, 1). Received: {name}={value!r}"
         )
+
+
+def check_choice(name, value, choices):
+    """`value` is one of `choices`."""
+    if value not in choices:
+        raise ValueError(
+            f"`{name}` must be one of {choices}. Received: {name}={value!r}"
+        )

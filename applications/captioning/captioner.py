@@ -40,14 +40,12 @@ class Captioner(SavedBundle):
     """
 
     application = "captioning"
+    noun = "captioner"
     config_class = CaptioningConfig
 
     def __init__(self, config=None, tokenizer=None, model=None, strategy=None):
-        self.config = config or CaptioningConfig()
+        super().__init__(config, model, strategy)
         self.tokenizer = tokenizer
-        self.model = model
-        self.strategy = strategy
-        self._adapter = None
 
     def input_limits(self):
         """The side images are resized to, and the caption tokens made."""
@@ -67,34 +65,32 @@ class Captioner(SavedBundle):
             )
         return self.tokenizer
 
-    def build(self):
-        """Builds and compiles the model (the tokenizer must exist)."""
+    def make_model(self):
+        """The config's model (the tokenizer must exist)."""
         config = self.config
-        if self.model is None:
-            keras.utils.set_random_seed(config.seed)
-            self.model = build_captioner(
-                self.tokenizer.vocabulary_size,
-                encoder=config.encoder,
-                image_size=config.image_size,
-                embedding_dim=config.embedding_dim,
-                units=config.units,
-                attention=config.attention,
-                dropout=config.dropout,
-                attention_regularization=config.attention_regularization,
-                attention_query=config.attention_query,
-                prediction=config.prediction,
-                encoder_weights=config.encoder_weights,
-                trainable_encoder=config.trainable_encoder,
-            )
-        self.model.compile(
-            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+        return build_captioner(
+            self.tokenizer.vocabulary_size,
+            encoder=config.encoder,
+            image_size=config.image_size,
+            embedding_dim=config.embedding_dim,
+            units=config.units,
+            attention=config.attention,
+            dropout=config.dropout,
+            attention_regularization=config.attention_regularization,
+            attention_query=config.attention_query,
+            prediction=config.prediction,
+            encoder_weights=config.encoder_weights,
+            trainable_encoder=config.trainable_encoder,
+        )
+
+    def compile_arguments(self):
+        """The loss and metrics (`build` adds the optimizer)."""
+        return dict(
             loss=keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=PAD_ID
             ),
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
-        self._adapter = None
-        return self.model
 
     def dataset(self, images, captions, shuffle=False, augment=False):
         """Teacher-forced batches of `(image, caption)` pairs.
@@ -167,23 +163,30 @@ class Captioner(SavedBundle):
         weights are checkpointed every epoch and an interrupted run
         restarted with the same directory resumes from its last epoch.
         """
-        self.ensure_tokenizer(captions)
-        self.ensure_model()
-        validation_data = None
-        if validation is not None:
-            validation_data = self.dataset(*validation)
-        history = self.fit_datasets(
-            self.dataset(
-                images, captions, shuffle=True, augment=self.config.augment
-            ),
-            validation_data,
+        return self.fit_examples(
+            (images, captions),
+            validation,
             epochs,
             checkpoint_dir,
             callbacks,
             verbose,
         )
+
+    def ensure_vocabularies(self, examples):
+        """`examples`: `(images, captions)`."""
+        self.ensure_tokenizer(examples[1])
+
+    def training_dataset(self, examples):
+        images, captions = examples
+        return self.dataset(
+            images, captions, shuffle=True, augment=self.config.augment
+        )
+
+    def validation_dataset(self, examples):
+        return self.dataset(*examples)
+
+    def clear_compiled(self):
         self._adapter = None
-        return history
 
     # -- inference --------------------------------------------------------
 
@@ -191,8 +194,7 @@ class Captioner(SavedBundle):
     def adapter(self):
         """The model's `CaptionDecoder`, made once per model; it caches
         the compiled searches."""
-        if self.model is None:
-            raise ValueError("The captioner has no model: call `fit` first.")
+        self.require_model()
         if self._adapter is None or self._adapter.model is not self.model:
             self._adapter = CaptionDecoder(self.model)
         return self._adapter

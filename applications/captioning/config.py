@@ -6,6 +6,7 @@ from applications.captioning.decoder import ATTENTIONS
 from applications.captioning.decoder import QUERIES
 from applications.captioning.decoder import check_prediction
 from applications.common.config import AppConfig
+from attention_zoo.checks import check_choice
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,16 +59,8 @@ class CaptioningConfig(AppConfig):
                 "epochs",
             )
         )
-        if self.attention not in ATTENTIONS:
-            raise ValueError(
-                f"`attention` must be one of {ATTENTIONS}. Received: "
-                f"attention={self.attention!r}"
-            )
-        if self.attention_query not in QUERIES:
-            raise ValueError(
-                f"`attention_query` must be one of {QUERIES}. Received: "
-                f"attention_query={self.attention_query!r}"
-            )
+        check_choice("attention", self.attention, ATTENTIONS)
+        check_choice("attention_query", self.attention_query, QUERIES)
         check_prediction(self.prediction, self.attention)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(

@@ -48,6 +48,7 @@ state (as JAX needs).
 import keras
 from keras import ops
 
+from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
 from attention_zoo.layers import AdditiveAttention
@@ -61,11 +62,7 @@ PREDICTIONS = ("deep", "latent")
 def check_prediction(prediction, attention):
     """Raises a `ValueError` unless `prediction` is one of `PREDICTIONS`
     and, for `"latent"`, there is an `attention` to mix over."""
-    if prediction not in PREDICTIONS:
-        raise ValueError(
-            f"`prediction` must be one of {PREDICTIONS}. Received: "
-            f"prediction={prediction!r}"
-        )
+    check_choice("prediction", prediction, PREDICTIONS)
     if prediction == "latent" and attention is None:
         raise ValueError(
             "prediction='latent' predicts each word from the positions the "
@@ -159,20 +156,13 @@ class AttentionLSTMDecoder(keras.layers.Layer):
         check_positive_int("embedding_dim", embedding_dim)
         check_positive_int("units", units)
         check_rate("dropout", dropout)
-        if attention not in ATTENTIONS:
-            raise ValueError(
-                f"`attention` must be one of {ATTENTIONS}. Received: "
-                f"attention={attention!r}"
-            )
+        check_choice("attention", attention, ATTENTIONS)
         if not attention_regularization >= 0:
             raise ValueError(
                 "`attention_regularization` must be >= 0. Received: "
                 f"attention_regularization={attention_regularization!r}"
             )
-        if query not in QUERIES:
-            raise ValueError(
-                f"`query` must be one of {QUERIES}. Received: query={query!r}"
-            )
+        check_choice("query", query, QUERIES)
         check_prediction(prediction, attention)
         self.vocabulary_size = vocabulary_size
         self.embedding_dim = embedding_dim

@@ -6,7 +6,6 @@ import os
 
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
-from applications.demo.recipe import copy_pictures
 
 
 def _image(settings):
@@ -33,11 +32,10 @@ def _describe(example, outputs):
 
 
 def _pictures(run_dir, settings, outputs, folder):
+    """The reloaded export's own attention, over the image it was sent."""
     from applications.captioning.overlays import plot_caption_attention
     from applications.captioning.overlays import word_heatmaps
 
-    written = copy_pictures(run_dir, ["attention.png"], folder, "captioning")
-    # The reloaded export's own attention, over the image it was sent.
     image, _ = _image(settings)
     words, heatmaps = word_heatmaps(
         outputs["tokens"][0], outputs["attention"][0]
@@ -46,7 +44,7 @@ def _pictures(run_dir, settings, outputs, folder):
     plot_caption_attention(
         image, words, heatmaps, path, title=outputs["caption"][0]
     )
-    return written + [path]
+    return [path]
 
 
 RECIPE = Recipe(
@@ -65,5 +63,6 @@ RECIPE = Recipe(
     ),
     example=_example,
     describe=_describe,
+    run_pictures=("attention.png",),
     pictures=_pictures,
 )

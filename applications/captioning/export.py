@@ -4,8 +4,6 @@ import tensorflow as tf
 
 from applications.captioning.images import decode_image_bytes
 from attention_zoo.export import ServingModule
-from attention_zoo.export import resolve_jit_compile
-from attention_zoo.export import save_export
 
 
 class CaptioningServingModule(ServingModule):
@@ -121,12 +119,12 @@ def export_captioning(
     Returns:
         `path`.
     """
-    if captioner.model is None:
-        raise ValueError("The captioner has no model: call `fit` first.")
-    jit_compile = resolve_jit_compile(jit_compile)
-    module = CaptioningServingModule(
-        captioner, beam_size, length_penalty, jit_compile
-    )
-    return save_export(
-        captioner, module, path, jit_compile, metrics, data_fingerprint
+    return captioner.write_export(
+        CaptioningServingModule,
+        path,
+        jit_compile,
+        metrics,
+        data_fingerprint,
+        beam_size=beam_size,
+        length_penalty=length_penalty,
     )

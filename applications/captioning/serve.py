@@ -13,11 +13,10 @@ first image, `out-2.png`, `out-3.png`, ... for the next ones. A missing or
 unreadable image file is reported by name, with exit code 2.
 """
 
-import argparse
 import os
 import sys
 
-from attention_zoo.export import resolve_version
+from applications.common import serving
 
 
 def plot_paths(path, count):
@@ -29,11 +28,10 @@ def plot_paths(path, count):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="attention-zoo caption",
-        description="Caption images with an exported captioning SavedModel.",
+    parser = serving.export_parser(
+        "attention-zoo caption",
+        "Caption images with an exported captioning SavedModel.",
     )
-    parser.add_argument("directory", help="export folder or version folder")
     parser.add_argument("images", nargs="+", help="JPEG / PNG files")
     parser.add_argument(
         "--plot",
@@ -41,10 +39,7 @@ def main(argv=None):
         help="write each image's attention figure (PNG, PNG-2, ...)",
     )
     args = parser.parse_args(argv)
-    try:
-        resolve_version(args.directory)
-    except FileNotFoundError as error:
-        parser.error(str(error))
+    path = serving.export_version(parser, args.directory)
     from applications.captioning.images import check_images
 
     _, bad = check_images(args.images)
@@ -60,7 +55,7 @@ def main(argv=None):
 
     from attention_zoo.export import load_signature
 
-    serve = load_signature(args.directory)
+    serve = load_signature(path)
     encoded = []
     for path in args.images:
         with open(path, "rb") as f:

@@ -34,7 +34,6 @@ from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
 from applications.captioning.metrics import exact_match
 from applications.captioning.splits import Split  # noqa: F401  (train.Split)
-from applications.common import distribute
 from applications.common import train_flags
 
 # A model that learns the generated shapes in about two minutes on 2
@@ -258,17 +257,15 @@ def main(argv=None):
     from applications.captioning.synthetic import attention_localisation
 
     parser = _parser()
-    args = parser.parse_args(argv)
-    # First: `multi-worker` sets up collective ops before TensorFlow runs.
-    strategy = distribute.strategy_from_flag(parser, args.strategy)
+    args, strategy = train_flags.parse_flags(parser, argv)
     synthetic = not args.data
     run_dir = args.run_dir
-    captioner = Captioner.start_run(
-        run_dir,
+    captioner = train_flags.start_run(
+        Captioner,
+        parser,
+        args,
         strategy,
         lambda: Captioner(_config(args, synthetic), strategy=strategy),
-        args.precision,
-        parser,
     )
     config = captioner.config
     if synthetic:
@@ -288,15 +285,17 @@ def main(argv=None):
     )
     if not len(train) or not len(test):
         raise SystemExit("Not enough readable images to train and test on")
-    captioner.fit(
+    chief = train_flags.fit_run(
+        captioner,
+        args,
+        strategy,
         train.images,
         train.captions,
         validation=(validation.images, validation.captions)
         if len(validation)
         else None,
-        checkpoint_dir=run_dir,
     )
-    if not distribute.is_chief(strategy):
+    if not chief:
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
 

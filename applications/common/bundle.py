@@ -16,31 +16,50 @@ model is built under the config's dtype policy, `precision` (see
 import os
 import shutil
 
+import keras
+
 from applications.common import distribute
 from applications.common import precision
 from applications.common import training
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
+from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
 
 CONFIG_FILE = "config.json"
 
 
 class SavedBundle:
-    """Save, load and `fit` for `Translator`, `EntailmentClassifier`,
-    `Captioner`, `RiskModel`.
+    """Save, load, `fit` and export, the same for every application's
+    bundle.
 
     A subclass sets `application` (its name in `attention-zoo train`),
-    `config_class` (its `AppConfig` dataclass) and `tokenizer_dirs`
-    (tokenizer attribute -> sub-folder) and says in `input_limits` where
-    its export cuts inputs; it is built as `cls(config, strategy=strategy,
-    **tokenizers)` and has `build()`, a `model` and a `strategy` (a
-    `tf.distribute.Strategy` or None).
+    `noun` (what errors call it), `config_class` (its `AppConfig`
+    dataclass), `examples_class` (what `fit` takes, None when not one
+    type) and `tokenizer_dirs` (tokenizer attribute -> sub-folder), and
+    says in `input_limits` where its export cuts inputs. It is built as
+    `cls(config, strategy=strategy, **tokenizers)`, calls
+    `SavedBundle.__init__` first, and writes `make_model` and
+    `compile_arguments` (for `build`), the hooks of `fit_examples` and
+    `clear_compiled`.
     """
 
     application = None
+    noun = "bundle"
     config_class = None
+    examples_class = None
     tokenizer_dirs = {"tokenizer": "vocabulary"}
+    clipnorm = 5.0  # of the Adam optimizer `build` compiles with
     strategy = None
+
+    def __init__(self, config=None, model=None, strategy=None):
+        """`config` (None: the `config_class` defaults), an optional
+        built `model` and the `tf.distribute.Strategy` to build and train
+        under (None: the default)."""
+        self.config = config or self.config_class()
+        self.model = model
+        self.strategy = strategy
+        self.clear_compiled()
 
     @property
     def global_batch_size(self):
@@ -70,6 +89,23 @@ class SavedBundle:
         for attribute, folder in self.tokenizer_dirs.items():
             getattr(self, attribute).save(os.path.join(directory, folder))
 
+    def build(self):
+        """Builds the model unless there is one (`make_model`, with the
+        config's `seed` set first; the vocabularies must exist) and
+        compiles it: Adam at the config's `learning_rate` with `clipnorm`,
+        and `compile_arguments()`. Returns the model."""
+        if self.model is None:
+            keras.utils.set_random_seed(self.config.seed)
+            self.model = self.make_model()
+        self.model.compile(
+            optimizer=keras.optimizers.Adam(
+                self.config.learning_rate, clipnorm=self.clipnorm
+            ),
+            **self.compile_arguments(),
+        )
+        self.clear_compiled()
+        return self.model
+
     def ensure_model(self):
         """Builds and compiles the model unless it has an optimizer, under
         the strategy's scope (a model given to the constructor must have
@@ -90,6 +126,75 @@ class SavedBundle:
                 with precision.policy_scope(self.config.precision):
                     self.build()
         return self.model
+
+    # -- hooks of `fit_examples` -----------------------------------------
+
+    def check_examples(self, examples):
+        """A `TypeError` unless `examples` is an `examples_class` (when
+        the bundle has one)."""
+        expected = self.examples_class
+        if expected is not None and not isinstance(examples, expected):
+            article = "an" if expected.__name__[0] in "AEIOU" else "a"
+            raise TypeError(
+                f"Expected {article} `{expected.__name__}` (see "
+                f"`{expected.__module__}`). Received: "
+                f"{type(examples).__name__}"
+            )
+
+    def ensure_vocabularies(self, examples):
+        """Learns what the bundle lacks (tokenizers, vocabularies) from
+        the training `examples`."""
+        raise NotImplementedError
+
+    def training_dataset(self, examples):
+        """The shuffled training batches of `examples`."""
+        return self.dataset(examples, shuffle=True)
+
+    def validation_dataset(self, examples):
+        """The validation batches of `examples`."""
+        return self.dataset(examples)
+
+    def clear_compiled(self):
+        """Drops the functions compiled from the model (after `build` and
+        `fit`)."""
+
+    def fit_examples(
+        self,
+        train,
+        validation,
+        epochs,
+        checkpoint_dir,
+        callbacks,
+        verbose,
+        argument="train",
+    ):
+        """The body of every bundle's `fit`; returns the History.
+
+        Checks `train` (`check_examples`, and not empty: else a
+        `ValueError` naming `argument`), learns the vocabularies
+        (`ensure_vocabularies`), builds the model (`ensure_model`) and
+        trains on `training_dataset(train)`, validating on
+        `validation_dataset(validation)` unless `validation` is None or
+        empty (`fit_datasets`); then `clear_compiled`.
+        """
+        self.check_examples(train)
+        if not len(train):
+            raise ValueError(f"`{argument}` is empty.")
+        self.ensure_vocabularies(train)
+        self.ensure_model()
+        validation_data = None
+        if validation is not None and len(validation):
+            validation_data = self.validation_dataset(validation)
+        history = self.fit_datasets(
+            self.training_dataset(train),
+            validation_data,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
+        )
+        self.clear_compiled()
+        return history
 
     def fit_datasets(
         self, train, validation, epochs, checkpoint_dir, callbacks, verbose
@@ -124,6 +229,33 @@ class SavedBundle:
         finally:
             if write_dir != checkpoint_dir:  # a worker's temporary copy
                 shutil.rmtree(write_dir, ignore_errors=True)
+
+    def require_model(self):
+        """The model; a `ValueError` when there is none yet."""
+        if self.model is None:
+            raise ValueError(f"The {self.noun} has no model: call `fit` first.")
+        return self.model
+
+    def write_export(
+        self,
+        module_class,
+        path,
+        jit_compile,
+        metrics,
+        data_fingerprint,
+        **module_options,
+    ):
+        """The body of every `export_<app>`: writes the serving module
+        `module_class(self, **module_options, jit_compile=...)` to `path`
+        with `attention_zoo.export.save_export` (atomically, with the
+        assets and `metadata.json`). `jit_compile` None means on when a
+        GPU is visible (`resolve_jit_compile`). Returns `path`."""
+        self.require_model()
+        jit_compile = resolve_jit_compile(jit_compile)
+        module = module_class(self, jit_compile=jit_compile, **module_options)
+        return save_export(
+            self, module, path, jit_compile, metrics, data_fingerprint
+        )
 
     def save(self, directory):
         """Config, vocabularies and weights, for `load`."""

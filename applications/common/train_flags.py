@@ -5,6 +5,10 @@ the config fields its flags set; a flag left out keeps the config's
 default (or the generated data's, `SYNTHETIC_DEFAULTS`).
 `--export DIR` writes the next version under DIR with the
 `--jit-compile on|off|auto` setting (`export_next_version`).
+
+A `main` runs `parse_flags`, `start_run` (resumes an interrupted run),
+`fit_run` (trains with a checkpoint per epoch in `--run-dir`), then on the
+chief evaluates, draws and `export_next_version`.
 """
 
 import os
@@ -43,6 +47,31 @@ def add_run_arguments(parser, app, contents):
     )
     add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
+
+
+def parse_flags(parser, argv):
+    """`(args, strategy)`: the flags `parser` reads from `argv` and the
+    `--strategy` they name, made first (`multi-worker` sets up collective
+    ops before TensorFlow runs)."""
+    args = parser.parse_args(argv)
+    return args, distribute.strategy_from_flag(parser, args.strategy)
+
+
+def start_run(bundle_class, parser, args, strategy, create):
+    """The bundle the run in `--run-dir` trains: the interrupted run's
+    there, else `create()`, at the `--precision` (see
+    `SavedBundle.start_run`; a bad config value is a usage error)."""
+    return bundle_class.start_run(
+        args.run_dir, strategy, create, args.precision, parser
+    )
+
+
+def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
+    """`bundle.fit(*examples, **fit_kwargs)` with a checkpoint per epoch
+    in `--run-dir`. Returns whether this is the chief, which evaluates,
+    draws and exports next (the other workers stop)."""
+    bundle.fit(*examples, checkpoint_dir=args.run_dir, **fit_kwargs)
+    return distribute.is_chief(strategy)
 
 
 def config_values(args, defaults, fields, **values):

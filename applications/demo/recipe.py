@@ -8,8 +8,9 @@ data with settings small enough that all of them together finish in a few
 minutes on 2 cores (`settings`; `quick_settings` are smaller still, for
 tests: they train but learn little). After training, `example(settings)`
 gives the inputs of one example in the export's signature, `describe`
-turns the export's outputs into one line, and `pictures` copies (or draws)
-the attention pictures into the demo's picture folder.
+turns the export's outputs into one line, and `gather_pictures` copies the
+run's attention pictures (`run_pictures`) into the demo's picture folder
+and draws the ones `pictures` makes.
 """
 
 import dataclasses
@@ -33,8 +34,10 @@ class Recipe:
         example: callable, settings -> the signature's inputs (one example,
             as `fresh_process.serve_in_fresh_process` takes them).
         describe: callable, `(example, outputs)` -> a one-line str.
-        pictures: callable `(run_dir, settings, outputs, folder)` -> list
-            of the files it wrote into `folder`.
+        run_pictures: tuple of the file names, in the training run's
+            folder, of the pictures the demo keeps. Defaults to `()`.
+        pictures: optional callable `(run_dir, settings, outputs, folder)`
+            -> list of the files it wrote into `folder`. Defaults to None.
     """
 
     settings: dict
@@ -42,7 +45,8 @@ class Recipe:
     metrics: tuple
     example: Callable
     describe: Callable
-    pictures: Callable
+    run_pictures: tuple = ()
+    pictures: Callable = None
 
     def describe_metrics(self, metrics):
         """`"BLEU 41.2"`: the metrics of a `metadata.json`, "n/a" where
@@ -53,6 +57,14 @@ class Recipe:
             value = "n/a" if value is None else form.format(value)
             shown.append(f"{label} {value}")
         return ", ".join(shown)
+
+    def gather_pictures(self, name, run_dir, settings, outputs, folder):
+        """The run's `run_pictures` copied to `folder` as `NAME-file`,
+        then what `pictures` draws there; the list of files written."""
+        written = copy_pictures(run_dir, self.run_pictures, folder, name)
+        if self.pictures is not None:
+            written += self.pictures(run_dir, settings, outputs, folder)
+        return written
 
     def flags(self, quick=False):
         """The trainer's command-line flags for these settings."""

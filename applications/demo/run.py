@@ -167,8 +167,12 @@ def _application(application, out, quick, repeats, progress):
     print(f"output:  {output}")
 
     progress.stage("attention pictures")
-    pictures = recipe.pictures(
-        run_dir, settings, served["outputs"], os.path.join(out, "pictures")
+    pictures = recipe.gather_pictures(
+        name,
+        run_dir,
+        settings,
+        served["outputs"],
+        os.path.join(out, "pictures"),
     )
     for path in pictures:
         print(f"wrote {path}")

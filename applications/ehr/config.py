@@ -4,6 +4,7 @@ import dataclasses
 
 from applications.common.config import AppConfig
 from applications.ehr.model import ENCODERS
+from attention_zoo.checks import check_choice
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,11 +55,7 @@ class EHRConfig(AppConfig):
                 "epochs",
             )
         )
-        if self.encoder not in ENCODERS:
-            raise ValueError(
-                f"`encoder` must be one of {ENCODERS}. "
-                f"Received: encoder={self.encoder!r}"
-            )
+        check_choice("encoder", self.encoder, ENCODERS)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"

@@ -15,15 +15,13 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from attention_zoo.decoding import buckets
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.ehr.encoding import EVENT_PAD_ID
 from applications.ehr.encoding import LENGTH_MULTIPLE
 from applications.ehr.encoding import OOV_ID
 from applications.ehr.model import attention_model
+from attention_zoo.decoding import buckets
 from attention_zoo.export import ServingModule
-from attention_zoo.export import resolve_jit_compile
-from attention_zoo.export import save_export
 
 # The most hours between an event and the prediction time the model sees
 # (about 1,100 years; further apart is read as this far).
@@ -324,10 +322,6 @@ def export_risk_model(
     Returns:
         `path`.
     """
-    if risk_model.model is None:
-        raise ValueError("The risk model has no model: call `fit` first.")
-    jit_compile = resolve_jit_compile(jit_compile)
-    module = RiskServingModule(risk_model, jit_compile)
-    return save_export(
-        risk_model, module, path, jit_compile, metrics, data_fingerprint
+    return risk_model.write_export(
+        RiskServingModule, path, jit_compile, metrics, data_fingerprint
     )

@@ -20,6 +20,7 @@ import math
 import keras
 from keras import ops
 
+from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
 from attention_zoo.layers import AttentionPooling
@@ -148,11 +149,7 @@ def build_risk_model(
     check_positive_int("units", units)
     check_positive_int("num_heads", num_heads)
     check_rate("dropout", dropout)
-    if encoder not in ENCODERS:
-        raise ValueError(
-            f"`encoder` must be one of {ENCODERS}. "
-            f"Received: encoder={encoder!r}"
-        )
+    check_choice("encoder", encoder, ENCODERS)
     if encoder == "gru" and units % 2:
         raise ValueError(
             "`units` must be even with the GRU encoder (two directions). "

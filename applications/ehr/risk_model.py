@@ -2,11 +2,9 @@
 
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from attention_zoo.decoding import buckets
 from applications.common.bundle import CONFIG_FILE
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
@@ -24,6 +22,7 @@ from applications.ehr.metrics import calibration_bins
 from applications.ehr.model import attention_model
 from applications.ehr.model import build_risk_model
 from applications.ehr.records import PatientRecords
+from attention_zoo.decoding import buckets
 
 CODE_VOCABULARY_FILE = "codes.txt"
 SCALER_FILE = "value_scaler.json"
@@ -80,7 +79,9 @@ class RiskModel(SavedBundle):
     """
 
     application = "ehr"
+    noun = "risk model"
     config_class = EHRConfig
+    examples_class = PatientRecords
     tokenizer_dirs = {"note_tokenizer": NOTE_VOCABULARY_DIR}
 
     def __init__(
@@ -92,15 +93,12 @@ class RiskModel(SavedBundle):
         model=None,
         strategy=None,
     ):
-        self.config = config or EHRConfig()
+        super().__init__(config, model, strategy)
         if not self.config.use_notes:
             self.tokenizer_dirs = {}  # `save_assets` saves no tokenizer
         self.note_tokenizer = note_tokenizer
         self.code_vocabulary = code_vocabulary
         self.scaler = scaler
-        self.model = model
-        self.strategy = strategy
-        self._explainer = None
 
     def input_limits(self):
         """The last events and note tokens read; older ones are cut."""
@@ -172,31 +170,29 @@ class RiskModel(SavedBundle):
                 learn_params={"lower_thresh": config.note_min_count},
             )
 
-    def build(self):
-        """Builds and compiles the model (the assets must exist)."""
+    def make_model(self):
+        """The config's model (the assets must exist)."""
         config = self.config
-        if self.model is None:
-            keras.utils.set_random_seed(config.seed)
-            self.model = build_risk_model(
-                len(self.code_vocabulary),
-                note_vocabulary_size=(
-                    self.note_tokenizer.vocabulary_size
-                    if config.use_notes
-                    else None
-                ),
-                embedding_dim=config.embedding_dim,
-                units=config.units,
-                encoder=config.encoder,
-                time_encoding=config.time_encoding,
-                dropout=config.dropout,
-                num_heads=config.num_heads,
-            )
-        self.model.compile(
-            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+        return build_risk_model(
+            len(self.code_vocabulary),
+            note_vocabulary_size=(
+                self.note_tokenizer.vocabulary_size
+                if config.use_notes
+                else None
+            ),
+            embedding_dim=config.embedding_dim,
+            units=config.units,
+            encoder=config.encoder,
+            time_encoding=config.time_encoding,
+            dropout=config.dropout,
+            num_heads=config.num_heads,
+        )
+
+    def compile_arguments(self):
+        """The loss and metrics (`build` adds the optimizer)."""
+        return dict(
             loss="binary_crossentropy",
         )
-        self._explainer = None
-        return self.model
 
     def encode(self, records):
         """Model inputs for `records`, NumPy arrays padded to one length.
@@ -209,7 +205,7 @@ class RiskModel(SavedBundle):
             padding). `T` and `L` are multiples of 16 (see
             `applications.ehr.encoding.encode_events`).
         """
-        _check_records(records)
+        self.check_examples(records)
         arrays = encode_events(
             records,
             self.code_vocabulary,
@@ -277,28 +273,29 @@ class RiskModel(SavedBundle):
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
         """
-        _check_records(train_records)
-        if not len(train_records):
-            raise ValueError("`train_records` is empty.")
-        self.ensure_assets(train_records)
-        self.ensure_model()
-        validation = None
-        if validation_records is not None and len(validation_records):
-            validation = self.dataset(validation_records)
-        history = self.fit_datasets(
-            self.dataset(
-                train_records,
-                shuffle=True,
-                weights=self.class_weights(train_records.labels),
-            ),
-            validation,
+        return self.fit_examples(
+            train_records,
+            validation_records,
             epochs,
             checkpoint_dir,
             callbacks,
             verbose,
+            argument="train_records",
         )
+
+    def ensure_vocabularies(self, examples):
+        self.ensure_assets(examples)
+
+    def training_dataset(self, examples):
+        """Shuffled and weighted by `class_weights`."""
+        return self.dataset(
+            examples,
+            shuffle=True,
+            weights=self.class_weights(examples.labels),
+        )
+
+    def clear_compiled(self):
         self._explainer = None
-        return history
 
     # -- inference --------------------------------------------------------
 
@@ -307,9 +304,7 @@ class RiskModel(SavedBundle):
         compiled with XLA; the batch is padded to a bucketed size (see
         `attention_zoo.decoding.buckets`) so XLA compiles for few shapes."""
         if self._explainer is None:
-            if self.model is None:
-                raise ValueError("The risk model has no model: call `fit`.")
-            explainer = attention_model(self.model)
+            explainer = attention_model(self.require_model())
             compiled = tf.function(
                 lambda inputs: explainer(inputs, training=False),
                 jit_compile=True,
@@ -340,7 +335,7 @@ class RiskModel(SavedBundle):
             `event_attention` / `note_attention` (per patient float32
             arrays over its kept events / note tokens).
         """
-        _check_records(records)
+        self.check_examples(records)
         predict = self.predict_function()
         risks, top_events, note_words = [], [], []
         event_attention, note_attention = [], []
@@ -453,11 +448,3 @@ def _top_words(pieces, weights, top_k):
     words, totals = list(merged), list(merged.values())
     order = np.argsort(-np.asarray(totals), kind="stable")[:top_k]
     return [(words[j], totals[j]) for j in order]
-
-
-def _check_records(records):
-    if not isinstance(records, PatientRecords):
-        raise TypeError(
-            "Expected a `PatientRecords` (see `applications.ehr.data`). "
-            f"Received: {type(records).__name__}"
-        )

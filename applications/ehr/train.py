@@ -17,7 +17,6 @@ among them), and the export.
 import argparse
 import sys
 
-from applications.common import distribute
 from applications.common import train_flags
 from applications.ehr import data
 from applications.ehr.config import EHRConfig
@@ -158,9 +157,7 @@ def main(argv=None):
     from applications.ehr.risk_model import RiskModel
 
     parser = _parser()
-    args = parser.parse_args(argv)
-    # First: `multi-worker` sets up collective ops before TensorFlow runs.
-    strategy = distribute.strategy_from_flag(parser, args.strategy)
+    args, strategy = train_flags.parse_flags(parser, argv)
     try:
         records, synthetic = load_records(args)
     except (ValueError, FileNotFoundError) as error:
@@ -182,7 +179,6 @@ def main(argv=None):
             file=sys.stderr,
         )
         return 2
-    run_dir = args.run_dir
 
     def create():
         config = _config(args, synthetic is not None)
@@ -191,11 +187,10 @@ def main(argv=None):
             config = config.replace(use_notes=False)
         return RiskModel(config, strategy=strategy)
 
-    risk_model = RiskModel.start_run(
-        run_dir, strategy, create, args.precision, parser
+    risk_model = train_flags.start_run(
+        RiskModel, parser, args, strategy, create
     )
-    risk_model.fit(train, validation, checkpoint_dir=run_dir)
-    if not distribute.is_chief(strategy):
+    if not train_flags.fit_run(risk_model, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):

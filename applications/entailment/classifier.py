@@ -1,10 +1,8 @@
 """`EntailmentClassifier`: tokenizer, model and metrics in one object."""
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from attention_zoo.decoding import buckets
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
@@ -13,6 +11,7 @@ from applications.entailment.examples import LABELS
 from applications.entailment.examples import EntailmentExamples
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
+from attention_zoo.decoding import buckets
 
 
 class EntailmentClassifier(SavedBundle):
@@ -46,7 +45,9 @@ class EntailmentClassifier(SavedBundle):
     """
 
     application = "entailment"
+    noun = "classifier"
     config_class = EntailmentConfig
+    examples_class = EntailmentExamples
 
     def __init__(
         self,
@@ -56,12 +57,9 @@ class EntailmentClassifier(SavedBundle):
         embeddings=None,
         strategy=None,
     ):
-        self.config = config or EntailmentConfig()
+        super().__init__(config, model, strategy)
         self.tokenizer = tokenizer
-        self.model = model
-        self.strategy = strategy
         self.embeddings = embeddings
-        self._explainer = None  # None, or {jit_compile: predict function}
 
     def input_limits(self):
         """Tokens read per sentence; the rest is cut."""
@@ -106,30 +104,28 @@ class EntailmentClassifier(SavedBundle):
         )
         return coverage_report(found, vocabulary)
 
-    def build(self):
-        """Builds and compiles the model (the tokenizer must exist)."""
+    def make_model(self):
+        """The config's model (the tokenizer must exist)."""
         config = self.config
-        if self.model is None:
-            keras.utils.set_random_seed(config.seed)
-            self.model = build_decomposable_attention(
-                self.tokenizer.vocabulary_size,
-                embedding_dim=config.embedding_dim,
-                hidden_units=config.hidden_units,
-                intra_attention=config.intra_attention,
-                dropout=config.dropout,
-                num_classes=len(LABELS),
-                attention=config.attention,
-                embeddings=self.embeddings,
-                max_distance=config.max_distance,
-                trainable_embeddings=config.trainable_embeddings,
-            )
-        self.model.compile(
-            optimizer=keras.optimizers.Adam(config.learning_rate, clipnorm=5.0),
+        return build_decomposable_attention(
+            self.tokenizer.vocabulary_size,
+            embedding_dim=config.embedding_dim,
+            hidden_units=config.hidden_units,
+            intra_attention=config.intra_attention,
+            dropout=config.dropout,
+            num_classes=len(LABELS),
+            attention=config.attention,
+            embeddings=self.embeddings,
+            max_distance=config.max_distance,
+            trainable_embeddings=config.trainable_embeddings,
+        )
+
+    def compile_arguments(self):
+        """The loss and metrics (`build` adds the optimizer)."""
+        return dict(
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
         )
-        self._explainer = None
-        return self.model
 
     def ids(self, texts):
         """Padded int32 ids `(B, T)` of a list (or tensor) of strings."""
@@ -138,7 +134,7 @@ class EntailmentClassifier(SavedBundle):
 
     def dataset(self, examples, shuffle=False):
         """`({"premise", "hypothesis"}, label)` batches, PAD-filled."""
-        _check_examples(examples)
+        self.check_examples(examples)
         strings = tf.data.Dataset.from_tensor_slices(
             (
                 list(examples.premises),
@@ -182,24 +178,21 @@ class EntailmentClassifier(SavedBundle):
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
         """
-        _check_examples(train_examples)
-        if not len(train_examples):
-            raise ValueError("`train_examples` is empty.")
-        self.ensure_tokenizer(train_examples)
-        self.ensure_model()
-        validation = None
-        if validation_examples is not None and len(validation_examples):
-            validation = self.dataset(validation_examples)
-        history = self.fit_datasets(
-            self.dataset(train_examples, shuffle=True),
-            validation,
+        return self.fit_examples(
+            train_examples,
+            validation_examples,
             epochs,
             checkpoint_dir,
             callbacks,
             verbose,
+            argument="train_examples",
         )
-        self._explainer = None
-        return history
+
+    def ensure_vocabularies(self, examples):
+        self.ensure_tokenizer(examples)
+
+    def clear_compiled(self):
+        self._explainer = None  # None, or {jit_compile: predict function}
 
     # -- inference --------------------------------------------------------
 
@@ -216,11 +209,7 @@ class EntailmentClassifier(SavedBundle):
         if self._explainer is None:
             self._explainer = {}
         if jit_compile not in self._explainer:
-            if self.model is None:
-                raise ValueError(
-                    "The classifier has no model: call `fit` first."
-                )
-            model = self.model
+            model = self.require_model()
             if self.config.attention:
                 model = alignment_model(self.model)
             compiled = tf.function(
@@ -316,7 +305,7 @@ class EntailmentClassifier(SavedBundle):
             the predicted, both in `LABELS` order), `examples` (int) and
             `predictions` (list of str).
         """
-        _check_examples(examples)
+        self.check_examples(examples)
         predicted = self.predict(
             examples.premises, examples.hypotheses, batch_size=batch_size
         )["labels"]
@@ -358,15 +347,6 @@ def classification_report(labels, predictions, num_classes=len(LABELS)):
         "confusion": confusion,
         "examples": int(len(labels)),
     }
-
-
-def _check_examples(examples):
-    if not isinstance(examples, EntailmentExamples):
-        raise TypeError(
-            "Expected an `EntailmentExamples` (see "
-            "`applications.entailment.data`). Received: "
-            f"{type(examples).__name__}"
-        )
 
 
 def _pair_lists(premises, hypotheses):

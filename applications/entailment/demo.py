@@ -3,7 +3,6 @@ pairs."""
 
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
-from applications.demo.recipe import copy_pictures
 
 
 def _example(settings):
@@ -21,10 +20,6 @@ def _describe(example, outputs):
     return f"{outputs['label'][0]} (p={probability:.2f})"
 
 
-def _pictures(run_dir, settings, outputs, folder):
-    return copy_pictures(run_dir, ["alignment.png"], folder, "entailment")
-
-
 RECIPE = Recipe(
     settings={"synthetic-examples": 8000, "epochs": 10},
     quick_settings={
@@ -37,5 +32,5 @@ RECIPE = Recipe(
     metrics=(("accuracy", "accuracy", "{:.1%}"),),
     example=_example,
     describe=_describe,
-    pictures=_pictures,
+    run_pictures=("alignment.png",),
 )

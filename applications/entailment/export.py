@@ -4,8 +4,6 @@ import tensorflow as tf
 
 from applications.entailment.examples import LABELS
 from attention_zoo.export import ServingModule
-from attention_zoo.export import resolve_jit_compile
-from attention_zoo.export import save_export
 
 
 class EntailmentServingModule(ServingModule):
@@ -79,10 +77,6 @@ def export_entailment(
     Returns:
         `path`.
     """
-    if classifier.model is None:
-        raise ValueError("The classifier has no model: call `fit` first.")
-    jit_compile = resolve_jit_compile(jit_compile)
-    module = EntailmentServingModule(classifier, jit_compile)
-    return save_export(
-        classifier, module, path, jit_compile, metrics, data_fingerprint
+    return classifier.write_export(
+        EntailmentServingModule, path, jit_compile, metrics, data_fingerprint
     )

@@ -7,20 +7,18 @@ Text are needed, as in TF Serving. Several `--premise` / `--hypothesis`
 pairs may be given; `--plot PNG` draws the first pair's alignment.
 """
 
-import argparse
 import sys
 
+from applications.common import serving
 from attention_zoo.export import load_signature
-from attention_zoo.export import resolve_version
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="attention-zoo predict",
-        description="Classify premise / hypothesis pairs with an exported "
-        "entailment SavedModel.",
+    parser = serving.export_parser(
+        "attention-zoo predict",
+        "Classify premise / hypothesis pairs with an exported entailment "
+        "SavedModel.",
     )
-    parser.add_argument("directory", help="export folder or version folder")
     parser.add_argument("--premise", action="append", required=True)
     parser.add_argument("--hypothesis", action="append", required=True)
     parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
@@ -30,10 +28,7 @@ def main(argv=None):
             f"got {len(args.premise)} --premise and {len(args.hypothesis)} "
             "--hypothesis: give them in pairs"
         )
-    try:
-        path = resolve_version(args.directory)
-    except FileNotFoundError as error:
-        parser.error(str(error))
+    path = serving.export_version(parser, args.directory)
     import tensorflow as tf
 
     serve = load_signature(path)

@@ -16,7 +16,6 @@ alignment heatmap PNG for a test pair, and the export.
 import argparse
 import os
 
-from applications.common import distribute
 from applications.common import train_flags
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
@@ -177,9 +176,7 @@ def main(argv=None):
     from applications.entailment.classifier import EntailmentClassifier
 
     parser = _parser()
-    args = parser.parse_args(argv)
-    # First: `multi-worker` sets up collective ops before TensorFlow runs.
-    strategy = distribute.strategy_from_flag(parser, args.strategy)
+    args, strategy = train_flags.parse_flags(parser, argv)
     format = data_format(args)
     if format not in (None, *SPLIT_FORMATS) and (
         args.train_split or args.test_split
@@ -203,11 +200,10 @@ def main(argv=None):
             print(classifier.use_word_vectors(args.word_vectors, train))
         return classifier
 
-    classifier = EntailmentClassifier.start_run(
-        run_dir, strategy, create, args.precision, parser
+    classifier = train_flags.start_run(
+        EntailmentClassifier, parser, args, strategy, create
     )
-    classifier.fit(train, validation, checkpoint_dir=run_dir)
-    if not distribute.is_chief(strategy):
+    if not train_flags.fit_run(classifier, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {classifier.model.count_params():,}")
     print_report("validation", classifier.evaluate(validation))

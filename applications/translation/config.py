@@ -3,6 +3,7 @@
 import dataclasses
 
 from applications.common.config import AppConfig
+from attention_zoo.checks import check_choice
 
 MODELS = ("rnn", "transformer")
 ATTENTIONS = ("additive", "general", "dot", "scaled_dot", None)
@@ -49,16 +50,8 @@ class TranslationConfig(AppConfig):
 
     def __post_init__(self):
         self.check_precision()
-        if self.model not in MODELS:
-            raise ValueError(
-                f"`model` must be one of {MODELS}. Received: model="
-                f"{self.model!r}"
-            )
-        if self.attention not in ATTENTIONS:
-            raise ValueError(
-                f"`attention` must be one of {ATTENTIONS}. Received: "
-                f"attention={self.attention!r}"
-            )
+        check_choice("model", self.model, MODELS)
+        check_choice("attention", self.attention, ATTENTIONS)
         self.check_positive_ints(
             (
                 "embedding_dim",

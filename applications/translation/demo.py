@@ -3,7 +3,6 @@ reordering, known alignment)."""
 
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
-from applications.demo.recipe import copy_pictures
 
 
 def _example(settings):
@@ -15,10 +14,6 @@ def _example(settings):
 
 def _describe(example, outputs):
     return f"{example['text'][0]} -> {outputs['translation'][0] or '(empty)'}"
-
-
-def _pictures(run_dir, settings, outputs, folder):
-    return copy_pictures(run_dir, ["attention.png"], folder, "translation")
 
 
 RECIPE = Recipe(
@@ -34,5 +29,5 @@ RECIPE = Recipe(
     metrics=(("BLEU", "bleu", "{:.1f}"),),
     example=_example,
     describe=_describe,
-    pictures=_pictures,
+    run_pictures=("attention.png",),
 )

@@ -4,8 +4,6 @@ import tensorflow as tf
 
 from applications.translation import data
 from attention_zoo.export import ServingModule
-from attention_zoo.export import resolve_jit_compile
-from attention_zoo.export import save_export
 
 
 class TranslationServingModule(ServingModule):
@@ -79,12 +77,12 @@ def export_translation(
     Returns:
         `path`.
     """
-    if translator.model is None:
-        raise ValueError("The translator has no model: call `fit` first.")
-    jit_compile = resolve_jit_compile(jit_compile)
-    module = TranslationServingModule(
-        translator, beam_size, length_penalty, jit_compile
-    )
-    return save_export(
-        translator, module, path, jit_compile, metrics, data_fingerprint
+    return translator.write_export(
+        TranslationServingModule,
+        path,
+        jit_compile,
+        metrics,
+        data_fingerprint,
+        beam_size=beam_size,
+        length_penalty=length_penalty,
     )

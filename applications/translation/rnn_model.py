@@ -13,6 +13,7 @@ import keras
 from keras import ops
 
 from applications.translation.decoding import TranslationAdapter
+from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
 from attention_zoo.layers.additive_attention import AdditiveAttention
@@ -311,16 +312,8 @@ def _validate(**arguments):
         "encoder_layers",
     ):
         check_positive_int(argument, arguments[argument])
-    if arguments["attention"] not in ATTENTION_TYPES:
-        raise ValueError(
-            f"`attention` must be one of {ATTENTION_TYPES}. "
-            f"Received: attention={arguments['attention']!r}"
-        )
-    if arguments["cell"] not in CELL_TYPES:
-        raise ValueError(
-            f"`cell` must be one of {CELL_TYPES}. "
-            f"Received: cell={arguments['cell']!r}"
-        )
+    check_choice("attention", arguments["attention"], ATTENTION_TYPES)
+    check_choice("cell", arguments["cell"], CELL_TYPES)
     check_rate("dropout", arguments["dropout"])
 
 

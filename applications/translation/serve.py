@@ -5,25 +5,20 @@ holds the versions, in which case the highest version is used. Only
 TensorFlow and TensorFlow Text are needed, as in TF Serving.
 """
 
-import argparse
 import sys
 
+from applications.common import serving
 from attention_zoo.export import load_signature
-from attention_zoo.export import resolve_version
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="attention-zoo translate",
-        description="Translate texts with an exported SavedModel.",
+    parser = serving.export_parser(
+        "attention-zoo translate",
+        "Translate texts with an exported SavedModel.",
     )
-    parser.add_argument("directory", help="export folder or version folder")
     parser.add_argument("texts", nargs="+", help="texts to translate")
     args = parser.parse_args(argv)
-    try:
-        path = resolve_version(args.directory)
-    except FileNotFoundError as error:
-        parser.error(str(error))
+    path = serving.export_version(parser, args.directory)
     import tensorflow as tf
 
     serve = load_signature(path)

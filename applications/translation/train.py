@@ -13,7 +13,6 @@ example translations, an attention heatmap PNG, and the export.
 import argparse
 import os
 
-from applications.common import distribute
 from applications.common import train_flags
 from applications.translation import data
 from applications.translation.config import TranslationConfig
@@ -112,9 +111,7 @@ def main(argv=None):
     from applications.translation.translator import Translator
 
     parser = _parser()
-    args = parser.parse_args(argv)
-    # First: `multi-worker` sets up collective ops before TensorFlow runs.
-    strategy = distribute.strategy_from_flag(parser, args.strategy)
+    args, strategy = train_flags.parse_flags(parser, argv)
     pairs, synthetic = _load_pairs(args)
     train, validation, test = data.split_pairs(
         pairs,
@@ -128,17 +125,16 @@ def main(argv=None):
         f"validation, {len(test)} test"
     )
     run_dir = args.run_dir
-    translator = Translator.start_run(
-        run_dir,
+    translator = train_flags.start_run(
+        Translator,
+        parser,
+        args,
         strategy,
         lambda: Translator(
             _config(args, synthetic is not None), strategy=strategy
         ),
-        args.precision,
-        parser,
     )
-    translator.fit(train, validation, checkpoint_dir=run_dir)
-    if not distribute.is_chief(strategy):
+    if not train_flags.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
 
     scores = translator.evaluate(test, beam_size=args.beam_size)

@@ -47,6 +47,8 @@ class Translator(SavedBundle):
     """
 
     application = "translation"
+    noun = "translator"
+    clipnorm = 1.0
     config_class = TranslationConfig
     tokenizer_dirs = {
         "source_tokenizer": "source_vocab",
@@ -61,12 +63,9 @@ class Translator(SavedBundle):
         model=None,
         strategy=None,
     ):
-        self.config = config or TranslationConfig()
+        super().__init__(config, model, strategy)
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
-        self.model = model
-        self.strategy = strategy
-        self._adapter = None
 
     def input_limits(self):
         """Source tokens read (the rest is cut) and tokens generated."""
@@ -94,19 +93,17 @@ class Translator(SavedBundle):
                 normalization=config.normalization,
             )
 
-    def build(self):
-        """Builds and compiles the model (tokenizers must exist)."""
-        if self.model is None:
-            keras.utils.set_random_seed(self.config.seed)
-            self.model = build_translation_model(
-                self.config,
-                self.source_tokenizer.vocabulary_size,
-                self.target_tokenizer.vocabulary_size,
-            )
-        self.model.compile(
-            optimizer=keras.optimizers.Adam(
-                self.config.learning_rate, clipnorm=1.0
-            ),
+    def make_model(self):
+        """The config's model (tokenizers must exist)."""
+        return build_translation_model(
+            self.config,
+            self.source_tokenizer.vocabulary_size,
+            self.target_tokenizer.vocabulary_size,
+        )
+
+    def compile_arguments(self):
+        """The loss and metrics (`build` adds the optimizer)."""
+        return dict(
             loss=keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=0
             ),
@@ -114,8 +111,6 @@ class Translator(SavedBundle):
             # padded positions out of the loss and the accuracy.
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
-        self._adapter = None
-        return self.model
 
     def dataset(self, pairs, shuffle=False):
         return data.make_translation_dataset(
@@ -144,24 +139,21 @@ class Translator(SavedBundle):
         and an interrupted run restarted with the same `checkpoint_dir`
         resumes from its last finished epoch (`BackupAndRestore`).
         """
-        train_pairs = list(train_pairs)
-        if not train_pairs:
-            raise ValueError("`train_pairs` is empty.")
-        self._ensure_tokenizers(train_pairs)
-        self.ensure_model()
-        validation = None
-        if validation_pairs:
-            validation = self.dataset(list(validation_pairs))
-        history = self.fit_datasets(
-            self.dataset(train_pairs, shuffle=True),
-            validation,
+        return self.fit_examples(
+            list(train_pairs),
+            list(validation_pairs or ()),
             epochs,
             checkpoint_dir,
             callbacks,
             verbose,
+            argument="train_pairs",
         )
+
+    def ensure_vocabularies(self, pairs):
+        self._ensure_tokenizers(pairs)
+
+    def clear_compiled(self):
         self._adapter = None
-        return history
 
     # -- inference --------------------------------------------------------
 
@@ -178,8 +170,7 @@ class Translator(SavedBundle):
     def adapter(self):
         """The model's `DecodingAdapter` (`make_decoder`), made once per
         model; it caches the compiled searches."""
-        if self.model is None:
-            raise ValueError("The translator has no model: call `fit` first.")
+        self.require_model()
         if self._adapter is None or self._adapter.model is not self.model:
             self._adapter = make_decoder(self.model, self.config)
         return self._adapter
@@ -224,8 +215,7 @@ class Translator(SavedBundle):
         if isinstance(texts, str):
             raise TypeError("`texts` must be a list of strings, not a str.")
         texts = list(texts)
-        if self.model is None:
-            raise ValueError("The translator has no model: call `fit` first.")
+        self.require_model()
         if not texts:
             return ([], []) if return_attention else []
         source_ids = self.source_ids(texts)
