@@ -94,7 +94,9 @@ def build_builtin_translator(
         features
     )
     features = keras.layers.Dropout(dropout, dtype=dtype)(features)
-    logits = keras.layers.Dense(target_vocabulary_size, dtype="float32")(features)
+    logits = keras.layers.Dense(target_vocabulary_size, dtype="float32")(
+        features
+    )
     return keras.Model(
         {"source": source, "target_in": target_in},
         logits,

@@ -22,9 +22,9 @@ PAD, START, END = 0, 2, 3
 class FakeModel:
     def __init__(self, tables):
         self.tables = np.asarray(tables, "float32")  # (B, L, V, V)
-        self.batch_size, self.max_length, self.vocabulary_size = self.tables.shape[
-            :3
-        ]
+        self.batch_size, self.max_length, self.vocabulary_size = (
+            self.tables.shape[:3]
+        )
 
     def initial_state(self):
         return {
