@@ -155,3 +155,29 @@ def plot_caption_attention(
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
     return path
+
+
+def plot_tokens_over_image(image, tokens, attention, path, caption=None):
+    """`plot_caption_attention` for a caption as generated: `tokens` (str,
+    `[END]` and empty padding included) and their heatmaps `attention`
+    `(L, H, W)`, cut to the words by `word_heatmaps`.
+
+    Args:
+        image: float array `(S, S', 3)` in `[0, 1]`, or encoded image
+            bytes (JPEG, PNG, ...), drawn at their own resolution.
+        tokens: list of str, one per heatmap.
+        attention: float array `(len(tokens), H, W)`.
+        path: the PNG to write.
+        caption: str, the figure's title. Defaults to `None`.
+
+    Returns:
+        `path`.
+    """
+    if isinstance(image, bytes):
+        import tensorflow as tf
+
+        image = tf.io.decode_image(
+            image, channels=3, expand_animations=False, dtype=tf.float32
+        ).numpy()  # (height, width, 3) in [0, 1], 8- or 16-bit alike
+    words, heatmaps = word_heatmaps(tokens, attention)
+    return plot_caption_attention(image, words, heatmaps, path, title=caption)

@@ -53,6 +53,7 @@ def main(argv=None):
 
     import tensorflow as tf
 
+    from applications.captioning.overlays import plot_tokens_over_image
     from attention_zoo.export import load_signature
 
     serve = load_signature(path)
@@ -67,27 +68,13 @@ def main(argv=None):
     if args.plot:
         paths = plot_paths(args.plot, len(args.images))
         for index, (image_bytes, caption) in enumerate(zip(encoded, captions)):
-            written = _plot(
+            written = plot_tokens_over_image(
                 image_bytes,
                 outputs["tokens"][index].numpy(),
                 outputs["attention"][index].numpy(),
-                caption,
                 paths[index],
+                caption,
             )
             print(f"wrote {written}")
     sys.stdout.flush()
     return 0
-
-
-def _plot(image_bytes, tokens, attention, caption, path):
-    """One image's figure, drawn over the image at its own resolution."""
-    import tensorflow as tf
-
-    from applications.captioning.overlays import plot_caption_attention
-    from applications.captioning.overlays import word_heatmaps
-
-    image = tf.io.decode_image(
-        image_bytes, channels=3, expand_animations=False, dtype=tf.float32
-    ).numpy()  # (height, width, 3) in [0, 1], 8- or 16-bit alike
-    words, heatmaps = word_heatmaps(tokens, attention)
-    return plot_caption_attention(image, words, heatmaps, path, title=caption)

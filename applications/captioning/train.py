@@ -234,21 +234,13 @@ def read_split(captioned, image_size):
 def _overlay(split, index, words, heatmaps, caption, path):
     """The attention figure of `split`'s image `index` (drawn over the
     original file at its own resolution when there is one)."""
-    from applications.captioning.overlays import plot_caption_attention
-    from applications.captioning.overlays import word_heatmaps
+    from applications.captioning.overlays import plot_tokens_over_image
 
     image = split.images[index]
     if split.paths is not None:
-        import tensorflow as tf
-
-        image = tf.io.decode_image(
-            tf.io.read_file(split.paths[index]),
-            channels=3,
-            expand_animations=False,
-            dtype=tf.float32,
-        ).numpy()
-    words, heatmaps = word_heatmaps(words, heatmaps)
-    return plot_caption_attention(image, words, heatmaps, path, title=caption)
+        with open(split.paths[index], "rb") as f:
+            image = f.read()
+    return plot_tokens_over_image(image, words, heatmaps, path, caption)
 
 
 def main(argv=None):
