@@ -86,11 +86,17 @@ class DecodingAdapter:
         return result
 
     def step_fn(self, memory):
-        """`step` closed over `memory`: the `(token_ids, state, index)`
-        function that `greedy_search` and `beam_search` call (tile
-        `memory` with `tile_beams` first for beam search)."""
+        """`step` closed over `memory` (see `step_function`)."""
+        return step_function(self, memory)
 
-        def step_fn(token_ids, state, index):
-            return self.step(token_ids, state, memory, index)
 
-        return step_fn
+def step_function(adapter, memory):
+    """`adapter.step` closed over `memory`: the `(token_ids, state, index)`
+    function that `greedy_search` and `beam_search` call (tile `memory`
+    with `tile_beams` first for beam search). Works for any object with
+    the adapter's methods, not only `DecodingAdapter` subclasses."""
+
+    def step_fn(token_ids, state, index):
+        return adapter.step(token_ids, state, memory, index)
+
+    return step_fn

@@ -14,6 +14,7 @@ from keras import ops
 
 from attention_zoo.checks import check_positive_int
 from attention_zoo.decoding import buckets
+from attention_zoo.decoding.adapter import step_function
 from attention_zoo.decoding.beam_search import beam_search
 from attention_zoo.decoding.beam_search import tile_beams
 from attention_zoo.decoding.compiler import compile_function
@@ -112,9 +113,9 @@ def decode(
         for x in keras.tree.flatten(padded)
     )
     result = _compiled_search(adapter, config, bucket)(padded)
-    result = {key: value[:batch] for key, value in result.items()}
-    if length is not None:
-        result["attention"] = result["attention"][:, :, :length]
+    result = {key: buckets.unpad(value, batch) for key, value in result.items()}
+    if length is not None:  # (B, L, Ts) back to the caller's source length
+        result["attention"] = buckets.unpad(result["attention"], batch, length)
     finalize = getattr(adapter, "finalize", None)
     return result if finalize is None else finalize(result, inputs)
 
@@ -168,10 +169,14 @@ def _search_function(
         state = adapter.initial_state(memory)
         if beam_size == 1:
             return greedy_search(
-                _step_fn(adapter, memory), state, start_id, end_id, max_length
+                step_function(adapter, memory),
+                state,
+                start_id,
+                end_id,
+                max_length,
             )
         return beam_search(
-            _step_fn(adapter, tile_beams(memory, beam_size)),
+            step_function(adapter, tile_beams(memory, beam_size)),
             state,
             start_id,
             end_id,
@@ -181,10 +186,3 @@ def _search_function(
         )
 
     return search
-
-
-def _step_fn(adapter, memory):
-    def step_fn(token_ids, state, index):
-        return adapter.step(token_ids, state, memory, index)
-
-    return step_fn
