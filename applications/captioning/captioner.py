@@ -185,19 +185,12 @@ class Captioner(SavedBundle):
     def validation_dataset(self, examples):
         return self.dataset(*examples)
 
-    def clear_compiled(self):
-        self._adapter = None
-
     # -- inference --------------------------------------------------------
 
-    @property
-    def adapter(self):
-        """The model's `CaptionDecoder`, made once per model; it caches
-        the compiled searches."""
-        self.require_model()
-        if self._adapter is None or self._adapter.model is not self.model:
-            self._adapter = CaptionDecoder(self.model)
-        return self._adapter
+    def make_adapter(self):
+        """The model's `CaptionDecoder`; `adapter` keeps it, with the
+        compiled searches it caches."""
+        return CaptionDecoder(self.model)
 
     def decode(self, images, beam_size=3, length_penalty=0.0, jit_compile=True):
         """Images `(B, S, S, 3)` -> the search's dict (greedy when

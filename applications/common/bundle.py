@@ -40,8 +40,8 @@ class SavedBundle:
     says in `input_limits` where its export cuts inputs. It is built as
     `cls(config, strategy=strategy, **tokenizers)`, calls
     `SavedBundle.__init__` first, and writes `make_model` and
-    `compile_arguments` (for `build`), the hooks of `fit_examples` and
-    `clear_compiled`.
+    `compile_arguments` (for `build`), the hooks of `fit_examples`,
+    `make_adapter` (bundles that generate tokens) and `clear_compiled`.
     """
 
     application = None
@@ -156,7 +156,26 @@ class SavedBundle:
 
     def clear_compiled(self):
         """Drops the functions compiled from the model (after `build` and
-        `fit`)."""
+        `fit`): the decoding adapter, which caches the compiled searches.
+        A bundle caching more extends it."""
+        self._adapter = None
+
+    def make_adapter(self):
+        """The model's `attention_zoo.decoding.DecodingAdapter`: written by
+        the bundles that generate tokens."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not generate tokens: it has no "
+            "decoding adapter."
+        )
+
+    @property
+    def adapter(self):
+        """`make_adapter()`, made once per model and kept until
+        `clear_compiled`: it caches the compiled searches."""
+        self.require_model()
+        if self._adapter is None or self._adapter.model is not self.model:
+            self._adapter = self.make_adapter()
+        return self._adapter
 
     def fit_examples(
         self,

@@ -295,6 +295,7 @@ class RiskModel(SavedBundle):
         )
 
     def clear_compiled(self):
+        super().clear_compiled()
         self._explainer = None
 
     # -- inference --------------------------------------------------------

@@ -192,6 +192,7 @@ class EntailmentClassifier(SavedBundle):
         self.ensure_tokenizer(examples)
 
     def clear_compiled(self):
+        super().clear_compiled()
         self._explainer = None  # None, or {jit_compile: predict function}
 
     # -- inference --------------------------------------------------------

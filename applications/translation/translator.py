@@ -152,9 +152,6 @@ class Translator(SavedBundle):
     def ensure_vocabularies(self, pairs):
         self._ensure_tokenizers(pairs)
 
-    def clear_compiled(self):
-        self._adapter = None
-
     # -- inference --------------------------------------------------------
 
     def source_ids(self, texts):
@@ -166,14 +163,10 @@ class Translator(SavedBundle):
         )
         return ids
 
-    @property
-    def adapter(self):
-        """The model's `DecodingAdapter` (`make_decoder`), made once per
-        model; it caches the compiled searches."""
-        self.require_model()
-        if self._adapter is None or self._adapter.model is not self.model:
-            self._adapter = make_decoder(self.model, self.config)
-        return self._adapter
+    def make_adapter(self):
+        """The model's `DecodingAdapter` (`make_decoder`); `adapter` keeps
+        it, with the compiled searches it caches."""
+        return make_decoder(self.model, self.config)
 
     def decode(
         self, source_ids, beam_size=1, length_penalty=0.6, jit_compile=True
