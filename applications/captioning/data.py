@@ -39,10 +39,11 @@ from applications.captioning.images import safe_image_path
 from applications.captioning.layout import FLICKR8K_IMAGES
 from applications.captioning.layout import FLICKR8K_SPLITS
 from applications.captioning.layout import FLICKR8K_TOKENS
-from applications.captioning.layout import FORMATS
+from applications.captioning.layout import FORMATS  # noqa: F401
 from applications.captioning.layout import DataLayout  # noqa: F401
-from applications.captioning.layout import detect_format
+from applications.captioning.layout import detect_format  # noqa: F401
 from applications.captioning.layout import find_layout  # noqa: F401
+from applications.captioning.layout import resolve_format
 from applications.common.loaders import iter_lines
 from applications.common.loaders import line_error
 
@@ -396,13 +397,7 @@ def load_captions(
         ValueError: for an unknown `format`, a `split_path` with the COCO
             format, and the loaders' errors.
     """
-    if format not in FORMATS:
-        raise ValueError(
-            f"`format` must be one of {FORMATS}. Received: format={format!r}"
-        )
-    if format == "auto":
-        format = detect_format(path)
-    if format == "coco":
+    if resolve_format(format, path) == "coco":
         if split_path is not None:
             raise ValueError(
                 "`split_path` applies to the flickr8k format only; a COCO "

@@ -106,6 +106,16 @@ def _coco_candidates(folder):
     return found
 
 
+def resolve_format(format, path):
+    """`"coco"` or `"flickr8k"`: `format` itself, or `detect_format(path)`
+    for `"auto"`; a `ValueError` for a format not in `FORMATS`."""
+    if format not in FORMATS:
+        raise ValueError(
+            f"`format` must be one of {FORMATS}. Received: format={format!r}"
+        )
+    return detect_format(path) if format == "auto" else format
+
+
 def coco_files(path, images=None):
     """`(captions_json, image_dir)` of a COCO file or folder.
 
@@ -221,12 +231,7 @@ def find_layout(path, format="auto", images=None):
             `flickr8k_files`.
         FileNotFoundError: see `coco_files` and `flickr8k_files`.
     """
-    if format not in FORMATS:
-        raise ValueError(
-            f"`format` must be one of {FORMATS}. Received: format={format!r}"
-        )
-    if format == "auto":
-        format = detect_format(path)
+    format = resolve_format(format, path)
     if format == "coco":
         return DataLayout("coco", *coco_files(path, images))
     return DataLayout("flickr8k", *flickr8k_files(path, images))

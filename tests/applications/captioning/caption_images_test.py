@@ -14,22 +14,9 @@ from applications.captioning.images import decode_image_bytes
 from applications.captioning.images import load_images
 from applications.captioning.images import read_image
 from applications.captioning.images import safe_image_path
-
-
-def _write(path, text):
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _touch(directory, *names):
-    for name in names:
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_bytes(b"not decoded by the loaders")
-
-
-def _at(path, line):
-    """A regex for the start of an error about `path:line`."""
-    return "^" + re.escape(f"{path}:{line}: ")
+from tests.applications.captioning.caption_files import error_at
+from tests.applications.captioning.caption_files import touch
+from tests.applications.captioning.caption_files import write
 
 
 def test_data_re_exports_the_image_functions():
@@ -48,7 +35,7 @@ def test_data_re_exports_the_image_functions():
 
 def test_safe_image_path_joins_names_inside_the_folder(tmp_path):
     images = tmp_path / "images"
-    _touch(images, "a.jpg", "sub/b.jpg")
+    touch(images, "a.jpg", "sub/b.jpg")
     os.symlink(images / "a.jpg", images / "link.jpg")  # inside: fine
     for name in ("a.jpg", "sub/b.jpg", "link.jpg", "not_there.jpg"):
         assert safe_image_path(images, name) == os.path.join(str(images), name)
@@ -69,14 +56,14 @@ def test_safe_image_path_rejects_names_escaping_the_folder(
     tmp_path, name, problem
 ):
     images = tmp_path / "images"
-    _touch(tmp_path, "secret.jpg", "elsewhere/x.jpg")
+    touch(tmp_path, "secret.jpg", "elsewhere/x.jpg")
     images.mkdir()
     os.symlink(tmp_path / "secret.jpg", images / "out.jpg")
     os.symlink(tmp_path / "elsewhere", images / "outdir")
     with pytest.raises(ValueError, match=re.escape(problem)) as error:
         safe_image_path(images, name)
     assert repr(name) in str(error.value)
-    with pytest.raises(ValueError, match=_at("tokens.txt", 7)):
+    with pytest.raises(ValueError, match=error_at("tokens.txt", 7)):
         safe_image_path(images, name, "tokens.txt", 7)
 
 
@@ -160,7 +147,7 @@ def _bad_images(tmp_path):
     jpeg = tf.io.encode_jpeg(image).numpy()
     truncated = tmp_path / "truncated.jpg"
     truncated.write_bytes(jpeg[: len(jpeg) // 2])
-    text = _write(tmp_path / "text.jpg", "this is not an image\n")
+    text = write(tmp_path / "text.jpg", "this is not an image\n")
     return {
         "truncated": str(truncated),
         "text": str(text),

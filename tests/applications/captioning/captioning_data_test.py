@@ -2,7 +2,6 @@
 counts. Image files: `caption_images_test.py`; layouts:
 `caption_layout_test.py`."""
 
-import gzip
 import json
 import re
 
@@ -10,24 +9,9 @@ import numpy as np
 import pytest
 
 from applications.captioning import data
-
-
-def _write(path, text, compress=False):
-    raw = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(gzip.compress(raw) if compress else raw)
-    return path
-
-
-def _touch(directory, *names):
-    for name in names:
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_bytes(b"not decoded by the loaders")
-
-
-def _at(path, line):
-    """A regex for the start of an error about `path:line`."""
-    return "^" + re.escape(f"{path}:{line}: ")
+from tests.applications.captioning.caption_files import error_at
+from tests.applications.captioning.caption_files import touch
+from tests.applications.captioning.caption_files import write
 
 
 def _coco(images, annotations):
@@ -66,7 +50,7 @@ def test_captioned_images_select_and_pairs():
 @pytest.mark.parametrize("compress", [False, True])
 def test_load_coco_captions(tmp_path, compress):
     images = tmp_path / "val"
-    _touch(images, "a.jpg", "sub/d.jpg", "e.jpg")
+    touch(images, "a.jpg", "sub/d.jpg", "e.jpg")
     text = _coco(
         [
             {"id": 1, "file_name": "a.jpg", "width": 640},
@@ -84,7 +68,7 @@ def test_load_coco_captions(tmp_path, compress):
         ],
     )
     name = "captions.json.gz" if compress else "captions.json"
-    path = _write(tmp_path / name, text, compress)
+    path = write(tmp_path / name, text, compress)
     coco = data.load_coco_captions(path, images)
     assert coco.image_paths == [
         str(images / "a.jpg"),
@@ -153,13 +137,13 @@ _CAPTION = {"image_id": 1, "caption": "A cat."}
     ],
 )
 def test_load_coco_captions_names_file_and_entry(tmp_path, text, message):
-    path = _write(tmp_path / "captions.json", text)
+    path = write(tmp_path / "captions.json", text)
     with pytest.raises(ValueError, match="^" + re.escape(str(path)) + message):
         data.load_coco_captions(path, tmp_path)
 
 
 def test_load_coco_captions_rejects_a_corrupt_gzip(tmp_path):
-    path = _write(tmp_path / "captions.json.gz", "plain text, not gzip")
+    path = write(tmp_path / "captions.json.gz", "plain text, not gzip")
     with pytest.raises(ValueError, match=re.escape(f"{path}: cannot read")):
         data.load_coco_captions(path, tmp_path)
 
@@ -181,9 +165,9 @@ _TOKENS = (
 @pytest.mark.parametrize("compress", [False, True])
 def test_load_flickr8k(tmp_path, compress):
     images = tmp_path / "images"
-    _touch(images, "a.jpg", "b.jpg", "d.jpg")  # c.jpg and a.jpg.1 absent
+    touch(images, "a.jpg", "b.jpg", "d.jpg")  # c.jpg and a.jpg.1 absent
     name = "tokens.txt.gz" if compress else "tokens.txt"
-    path = _write(tmp_path / name, _TOKENS, compress)
+    path = write(tmp_path / name, _TOKENS, compress)
     flickr = data.load_flickr8k(path, images)
     assert flickr.image_paths == [
         str(images / "b.jpg"),
@@ -206,9 +190,9 @@ def test_load_flickr8k(tmp_path, compress):
 
 def test_load_flickr8k_keeps_the_split_in_token_order(tmp_path):
     images = tmp_path / "images"
-    _touch(images, "a.jpg", "b.jpg", "d.jpg")
-    tokens = _write(tmp_path / "tokens.txt", _TOKENS)
-    split = _write(tmp_path / "split.txt", "d.jpg\nc.jpg\n\n a.jpg \r\n")
+    touch(images, "a.jpg", "b.jpg", "d.jpg")
+    tokens = write(tmp_path / "tokens.txt", _TOKENS)
+    split = write(tmp_path / "split.txt", "d.jpg\nc.jpg\n\n a.jpg \r\n")
     subset = data.load_flickr8k(tokens, images, split_path=split)
     assert subset.image_paths == [str(images / "a.jpg"), str(images / "d.jpg")]
     assert subset.captions == [["A zero .", "A one ."], ["D zero ."]]
@@ -230,9 +214,9 @@ def test_load_flickr8k_keeps_the_split_in_token_order(tmp_path):
     ],
 )
 def test_load_flickr8k_names_file_and_line(tmp_path, bad_line, message):
-    path = _write(tmp_path / "tokens.txt", f"a.jpg#0\tA .\n\n{bad_line}\n")
+    path = write(tmp_path / "tokens.txt", f"a.jpg#0\tA .\n\n{bad_line}\n")
     with pytest.raises(
-        ValueError, match=_at(path, 3) + ".*" + re.escape(message)
+        ValueError, match=error_at(path, 3) + ".*" + re.escape(message)
     ):
         data.load_flickr8k(path, tmp_path)
 
@@ -242,7 +226,7 @@ def test_load_captions_checks_its_arguments(tmp_path):
     assert data.detect_format("x/captions.JSON.gz") == "coco"
     assert data.detect_format("x/Flickr8k.token.txt.gz") == "flickr8k"
     assert data.detect_format(tmp_path / "tokens") == "flickr8k"
-    coco = _write(tmp_path / "c.json", _coco([_IMAGE], [_CAPTION]))
+    coco = write(tmp_path / "c.json", _coco([_IMAGE], [_CAPTION]))
     with pytest.raises(ValueError, match="format='tsv'"):
         data.load_captions(coco, tmp_path, format="tsv")
     with pytest.raises(ValueError, match="split_path="):
@@ -250,8 +234,8 @@ def test_load_captions_checks_its_arguments(tmp_path):
     with pytest.raises(ValueError, match="max_images=-1"):
         data.load_captions(coco, tmp_path, max_images=-1)
     # An explicit format wins over the name.
-    tokens = _write(tmp_path / "tokens.json", "a.jpg#0\tA .\n")
-    _touch(tmp_path, "a.jpg")
+    tokens = write(tmp_path / "tokens.json", "a.jpg#0\tA .\n")
+    touch(tmp_path, "a.jpg")
     flickr = data.load_captions(tokens, tmp_path, format="flickr8k")
     assert flickr.captions == [["A ."]]
 
