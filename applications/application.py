@@ -38,10 +38,17 @@ class Application:
             module relative to `package`.
         serve_command: str, the `attention-zoo` command that runs its
             export (`serve_module`'s `main`).
-        serve_help: str, that command's one-line help.
+        serve_help: str, that command's one-line help in `attention-zoo
+            --help`, naming the application it serves.
         tiny_settings: dict, the config fields of the smallest model the
             tests train (`tiny_config()`); each test `.replace(...)`s what
             it needs.
+        export_inputs: tuple of str, the input names of its export's
+            `serving_default` signature; the serving commands check an
+            export against them (`applications.common.serving`).
+        serves_exports: bool, whether `serve_command` runs its export
+            (else it reads something else, e.g. a run folder, and no
+            command runs the export). Defaults to `True`.
     """
 
     name: str
@@ -50,6 +57,8 @@ class Application:
     serve_command: str
     serve_help: str
     tiny_settings: dict = dataclasses.field(default_factory=dict, hash=False)
+    export_inputs: tuple = ()
+    serves_exports: bool = True
 
     @property
     def train_module(self):

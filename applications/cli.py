@@ -16,10 +16,10 @@ prints a summary table (`applications.demo.run`).
 
 import argparse
 import importlib
-import os
 import sys
 
 from applications import registry
+from applications.common import startup
 
 # Job name -> module with a `main(argv)`; imported only when chosen, so
 # `--help` stays fast.
@@ -77,16 +77,17 @@ def _parser():
 
 
 def main(argv=None):
+    # Before any job can import TensorFlow: its C++ start-up lines are
+    # dropped and later INFO / WARNING ones hidden (users may override).
+    startup.quiet_tensorflow_start()
     argv = sys.argv[1:] if argv is None else list(argv)
     argv = argv or DEFAULT_JOB
     if argv[0] in COMMANDS:
         # Handed over untouched: argparse's REMAINDER would reject a leading
         # flag such as `caption --help`.
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     if argv[0] == "demo" and (len(argv) == 1 or argv[1] not in DEMOS):
         # The full demo, with its own flags (`demo --only APP`).
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         return importlib.import_module(FULL_DEMO).main(argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
@@ -97,8 +98,6 @@ def main(argv=None):
     if args.command is None:
         _parser().print_help()
         return 2
-    # Quieten TensorFlow's C++ start-up logging; users may override.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if args.command == "demo":
         module = DEMOS[args.name]
     elif args.command == "train":

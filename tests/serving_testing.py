@@ -8,6 +8,9 @@ and REST-adapter tests share them.
 JSON layout (`{"inputs": ...}`), `row_instances` the same in the row layout
 (`{"instances": [...]}`), and `signature_inputs` the tensors a signature is
 called with directly.
+`save_stand_in(application, path)` writes, in a second, an export that is
+the application's to anything that reads only its `metadata.json` and its
+signature's inputs (the serving commands' checks).
 """
 
 import base64
@@ -20,6 +23,22 @@ import tensorflow as tf
 from applications import registry
 
 APPLICATIONS = registry.APPLICATIONS
+# Application -> `name: (shape, dtype)` of its export's `serving_default`.
+SIGNATURE_INPUTS = {
+    "translation": {"text": ([None], tf.string)},
+    "entailment": {
+        "premise": ([None], tf.string),
+        "hypothesis": ([None], tf.string),
+    },
+    "captioning": {"image": ([None], tf.string)},
+    "ehr": {
+        "codes": ([None, None], tf.string),
+        "values": ([None, None], tf.float32),
+        "times": ([None, None], tf.float32),
+        "prediction_time": ([None], tf.float32),
+        "note": ([None], tf.string),
+    },
+}
 
 # Application -> what it changes in its tiny config, and the `(count,
 # seed)` of the generated examples it trains on.
@@ -107,3 +126,47 @@ def _decode_b64(value):
     if isinstance(value, dict):
         return base64.b64decode(value["b64"])
     return value.encode("utf-8")
+
+
+class _StandInBundle:
+    """What `save_export` reads of a bundle."""
+
+    class config:
+        @staticmethod
+        def to_json():
+            return "{}"
+
+    def __init__(self, application):
+        self.application = application
+
+    def save_assets(self, directory):
+        pass
+
+    def vocabulary_files(self):
+        return []
+
+    def input_limits(self):
+        return {}
+
+
+def save_stand_in(application, path):
+    """Writes a stand-in export of APPLICATION to the version folder `path`.
+
+    Its `serving_default` takes the inputs of the application's export
+    (`SIGNATURE_INPUTS`) and returns the first one as `translation`; its
+    `metadata.json` names the application. Returns `path`.
+    """
+    from attention_zoo.export import save_export
+
+    specs = [
+        tf.TensorSpec(shape, dtype, name=name)
+        for name, (shape, dtype) in SIGNATURE_INPUTS[application].items()
+    ]
+
+    @tf.autograph.experimental.do_not_convert
+    def serve(*tensors):
+        return {"translation": tensors[0]}
+
+    module = tf.Module()
+    module.serve = tf.function(serve, input_signature=specs)
+    return save_export(_StandInBundle(application), module, path, False)

@@ -7,7 +7,8 @@ APPLICATION = Application(
     package=__name__,
     bundle="captioner:Captioner",
     serve_command="caption",
-    serve_help="caption images with an exported captioner",
+    serve_help="caption images with a captioning export",
+    export_inputs=("image",),
     # A captioner of 32 px generated shapes.
     tiny_settings=dict(
         image_size=32,

@@ -155,6 +155,7 @@ class Captioner(SavedBundle):
         checkpoint_dir=None,
         callbacks=(),
         verbose="auto",
+        initial_epoch=0,
     ):
         """Trains on images and their captions; returns the History.
 
@@ -162,6 +163,8 @@ class Captioner(SavedBundle):
         `checkpoint_dir`, the vocabulary and config are saved there first,
         weights are checkpointed every epoch and an interrupted run
         restarted with the same directory resumes from its last epoch.
+        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
+        epoch, and the epochs the weights already had).
         """
         return self.fit_examples(
             (images, captions),
@@ -170,6 +173,7 @@ class Captioner(SavedBundle):
             checkpoint_dir,
             callbacks,
             verbose,
+            initial_epoch=initial_epoch,
         )
 
     def ensure_vocabularies(self, examples):

@@ -1,5 +1,5 @@
-"""`attention-zoo caption DIR image.jpg [image2.png ...]`: run an exported
-captioner.
+"""`attention-zoo caption DIR image.jpg [image2.png ...]`: run a captioning
+export.
 
 DIR is a version folder (`saved_models/captioning/3`) or the folder that
 holds the versions, in which case the highest version is used. The raw
@@ -10,7 +10,8 @@ in TF Serving. One line per image is printed: `path<TAB>caption`.
 `--plot out.png` writes the show-attend-tell figure of each image (the
 image, then each generated word's attention over it): `out.png` for the
 first image, `out-2.png`, `out-3.png`, ... for the next ones. A missing or
-unreadable image file is reported by name, with exit code 2.
+unreadable image file is reported by name, with exit code 2; so are another
+application's export and a folder without one (one line).
 """
 
 import os
@@ -18,19 +19,30 @@ import sys
 
 from applications.common import serving
 
+PROG = "attention-zoo caption"
+
 
 def plot_paths(path, count):
     """`count` PNG paths for `--plot path`: `path` itself, then `stem-2`,
-    `stem-3`, ... with the same extension."""
+    `stem-3`, ... with the same extension (`.png` where `path` has none,
+    as matplotlib adds it)."""
     stem, extension = os.path.splitext(path)
     extension = extension or ".png"
-    return [path] + [f"{stem}-{i}{extension}" for i in range(2, count + 1)]
+    return [stem + extension] + [
+        f"{stem}-{i}{extension}" for i in range(2, count + 1)
+    ]
 
 
-def main(argv=None):
+def build_parser():
+    """The command's argument parser."""
     parser = serving.export_parser(
-        "attention-zoo caption",
-        "Caption images with an exported captioning SavedModel.",
+        PROG,
+        "Caption images with a captioning export (`attention-zoo train "
+        "captioning --export DIR`). One line per image: path<TAB>caption.",
+        [
+            f"{PROG} saved_models/captioning dog.jpg cat.png",
+            f"{PROG} saved_models/captioning dog.jpg --plot attention.png",
+        ],
     )
     parser.add_argument("images", nargs="+", help="JPEG / PNG files")
     parser.add_argument(
@@ -38,8 +50,13 @@ def main(argv=None):
         metavar="PNG",
         help="write each image's attention figure (PNG, PNG-2, ...)",
     )
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
-    path = serving.export_version(parser, args.directory)
+    serve = serving.load_export(parser, args.directory, "captioning")
     from applications.captioning.images import check_images
 
     _, bad = check_images(args.images)
@@ -50,13 +67,10 @@ def main(argv=None):
                 file=sys.stderr,
             )
         return 2
-
     import tensorflow as tf
 
     from applications.captioning.overlays import plot_tokens_over_image
-    from attention_zoo.export import load_signature
 
-    serve = load_signature(path)
     encoded = []
     for path in args.images:
         with open(path, "rb") as f:

@@ -231,6 +231,39 @@ def read_split(captioned, image_size):
     return split
 
 
+def check_splits(parser, args, layout, train, validation, test):
+    """A usage error unless every split the run uses holds a readable
+    image (see `train_flags.check_splits`); `layout` is None for the
+    generated shapes."""
+    fractions = {
+        "validation": ("--validation-fraction", args.validation_fraction)
+    }
+    hint = "images that do not decode are left out"
+    if layout is None:
+        source, hint = "the generated shapes", "raise --synthetic-images"
+    elif layout.split_files is not None:
+        source, fractions = layout.captions, {}
+        hint = "the official lists name the splits; raise --max-images"
+    else:
+        source = args.data
+        fractions["test"] = ("--test-fraction", args.test_fraction)
+    train_flags.check_splits(
+        parser,
+        source,
+        "images",
+        train_flags.split_counts(
+            train,
+            validation,
+            test,
+            layout is not None
+            and layout.split_files is not None
+            or args.validation_fraction > 0,
+        ),
+        fractions,
+        hint,
+    )
+
+
 def _overlay(split, index, words, heatmaps, caption, path):
     """The attention figure of `split`'s image `index` (drawn over the
     original file at its own resolution when there is one)."""
@@ -260,23 +293,21 @@ def main(argv=None):
         lambda: Captioner(_config(args, synthetic), strategy=strategy),
     )
     config = captioner.config
-    if synthetic:
-        train, validation, test = synthetic_splits(args, config.image_size)
-    else:
-        try:
+    with train_flags.usage_errors(parser):
+        if synthetic:
+            layout = None
+            train, validation, test = synthetic_splits(args, config.image_size)
+        else:
             layout = data.find_layout(args.data, args.format, args.images)
-        except (ValueError, FileNotFoundError) as error:
-            raise SystemExit(str(error)) from None
-        train, validation, test = (
-            read_split(split, config.image_size)
-            for split in captioned_splits(args, layout)
-        )
+            train, validation, test = (
+                read_split(split, config.image_size)
+                for split in captioned_splits(args, layout)
+            )
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} test "
         f"images ({sum(map(len, train.captions))} training captions)"
     )
-    if not len(train) or not len(test):
-        raise SystemExit("Not enough readable images to train and test on")
+    check_splits(parser, args, layout, train, validation, test)
     chief = train_flags.fit_run(
         captioner,
         args,
@@ -301,6 +332,7 @@ def main(argv=None):
         f"{exact_match(hypotheses, test.captions):.1%} ({len(test)} images, "
         f"beam {args.beam_size})"
     )
+    train_flags.note_few_examples("test", len(test), "images")
     for hypothesis, references in list(zip(hypotheses, test.captions))[:5]:
         print(f"  {hypothesis}\n    (reference: {references[0]})")
     if config.attention is not None:

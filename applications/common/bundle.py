@@ -20,13 +20,14 @@ import keras
 
 from applications.common import distribute
 from applications.common import precision
+from applications.common import run_folder
 from applications.common import training
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
 from attention_zoo.export import resolve_jit_compile
 from attention_zoo.export import save_export
 
-CONFIG_FILE = "config.json"
+CONFIG_FILE = run_folder.CONFIG_FILE
 
 
 class SavedBundle:
@@ -51,6 +52,9 @@ class SavedBundle:
     tokenizer_dirs = {"tokenizer": "vocabulary"}
     clipnorm = 5.0  # of the Adam optimizer `build` compiles with
     strategy = None
+    # The epochs the weights have had when a run starts (`start_run`:
+    # a finished run's), where `fit_run` resumes training.
+    initial_epoch = 0
 
     def __init__(self, config=None, model=None, strategy=None):
         """`config` (None: the `config_class` defaults), an optional
@@ -186,6 +190,7 @@ class SavedBundle:
         callbacks,
         verbose,
         argument="train",
+        initial_epoch=0,
     ):
         """The body of every bundle's `fit`; returns the History.
 
@@ -211,12 +216,20 @@ class SavedBundle:
             checkpoint_dir,
             callbacks,
             verbose,
+            initial_epoch,
         )
         self.clear_compiled()
         return history
 
     def fit_datasets(
-        self, train, validation, epochs, checkpoint_dir, callbacks, verbose
+        self,
+        train,
+        validation,
+        epochs,
+        checkpoint_dir,
+        callbacks,
+        verbose,
+        initial_epoch=0,
     ):
         """`model.fit` on tf.data datasets, the same for every application.
 
@@ -226,8 +239,9 @@ class SavedBundle:
         checkpointed every epoch and an interrupted run restarted with the
         same directory resumes from its last finished epoch (on a
         multi-worker cluster only the chief writes there, see
-        `training.worker_directory`). `epochs` defaults to the config's.
-        Returns the History.
+        `training.worker_directory`). `epochs` (the last epoch, as in
+        `keras.Model.fit`) defaults to the config's; training starts after
+        `initial_epoch`. Returns the History.
         """
         self.ensure_model()
         callbacks = list(callbacks)
@@ -241,6 +255,7 @@ class SavedBundle:
                 train,
                 validation_data=validation,
                 epochs=epochs or self.config.epochs,
+                initial_epoch=initial_epoch,
                 shuffle=False,  # the datasets shuffle themselves
                 callbacks=callbacks,
                 verbose=verbose,
@@ -298,20 +313,56 @@ class SavedBundle:
 
     @classmethod
     def start_run(
-        cls, run_dir, strategy, create, precision_flag=None, parser=None
+        cls,
+        run_dir,
+        strategy,
+        create,
+        precision_flag=None,
+        parser=None,
+        overwrite=False,
     ):
-        """The bundle an `attention-zoo train APP` run trains.
+        """The bundle an `attention-zoo train APP` run trains, by what
+        `run_dir` holds (`applications.common.run_folder`):
 
-        Resumed from `run_dir` (config, vocabularies; `fit` restores the
-        weights) when an interrupted run left its backup there, else
-        `create()`. Then the global dtype policy is set to the run's
+        - an interrupted run (its backup): resumed with its own config
+          and vocabularies (`fit` restores the weights);
+        - a finished run: loaded with its weights when `create()`'s config
+          is the same but for `epochs`. `initial_epoch` is set to the
+          epochs it had, and the config takes the new `epochs` when they
+          are more (`fit_run` trains on; else it skips training). Another
+          config is refused, naming the fields that differ;
+        - else `create()`.
+
+        With `overwrite`, a run already there is not looked at and
+        `create()` starts anew (`fit_run` clears the folder before
+        training). Then the global dtype policy is set to the run's
         precision (`precision.use_run_precision`; a `--precision` flag
         that differs from a resumed run's is reported and ignored).
         With `parser`, a `ValueError` from `create()` (a config check: a
-        bad flag value) is reported as the command's usage error rather
-        than a traceback.
+        bad flag value) and a refusal are the command's usage errors
+        rather than tracebacks.
         """
-        if training.has_backup(run_dir):
+
+        def refuse(message):
+            if parser is None:
+                raise ValueError(message)
+            parser.error(message)
+
+        found = run_folder.state(run_dir)
+        if overwrite and found != run_folder.FRESH:
+            # `fit_run` removes it, after the data are checked.
+            print(f"--overwrite: the run in {run_dir} will be replaced")
+            found = run_folder.FRESH
+        if found != run_folder.FRESH:
+            try:
+                saved = run_folder.read_config(run_dir, cls.config_class)
+            except ValueError as error:
+                refuse(
+                    f"{run_dir} holds no {cls.application} run to go on with "
+                    f"({error}). Give another --run-dir, or --overwrite to "
+                    "replace it."
+                )
+        if found == run_folder.INTERRUPTED:
             print(f"Resuming the interrupted run in {run_dir}")
             bundle = cls.load_assets(run_dir, strategy)
         else:
@@ -321,6 +372,32 @@ class SavedBundle:
                 if parser is None:
                     raise
                 parser.error(str(error))
+        if found == run_folder.FINISHED:
+            changes = run_folder.differences(saved, bundle.config)
+            if changes:
+                refuse(
+                    f"{run_dir} holds a finished run with another "
+                    f"configuration ({run_folder.describe(changes)}). Give "
+                    "another --run-dir, or --overwrite to replace it."
+                )
+            epochs = bundle.config.epochs
+            bundle = cls.load(run_dir, strategy)
+            bundle.initial_epoch = run_folder.trained_epochs(run_dir, saved)
+            had = f"{bundle.initial_epoch} epoch"
+            if bundle.initial_epoch != 1:
+                had += "s"
+            if epochs > bundle.initial_epoch:
+                bundle.config = bundle.config.replace(epochs=epochs)
+                print(
+                    f"Continuing the finished run in {run_dir} ({had}) up "
+                    f"to epoch {epochs}"
+                )
+            else:
+                print(
+                    f"The run in {run_dir} is complete ({had}): no training, "
+                    "only the evaluation (and --export). Give more --epochs "
+                    "to train on."
+                )
         precision.use_run_precision(bundle.config, precision_flag)
         return bundle
 

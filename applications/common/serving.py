@@ -1,24 +1,195 @@
-"""What the commands that run an export share: the export folder argument
-and the version it names."""
+"""What the commands that run an export share: the export folder argument,
+its help with an example, and `load_export`, which checks that the folder
+holds the command's application's export before anything is fed to it.
+
+Every problem with the folder ends the command with one line naming the
+folder and what to do, and exit code 2 (`fail`):
+
+- no such folder, a file, a folder without a SavedModel or an unreadable
+  SavedModel;
+- another application's export (its `metadata.json` says which), named
+  with the command that runs it (`applications.registry`);
+- an export whose `serving_default` takes other inputs than the
+  application's (`Application.export_inputs`), e.g. one without
+  `metadata.json`: the inputs it takes are named, and the application
+  whose inputs they are.
+"""
 
 import argparse
+import os
+import textwrap
 
-from attention_zoo.export import resolve_version
+from applications import registry
+from applications.common import startup
+
+SIGNATURE = "serving_default"
 
 
-def export_parser(prog, description):
-    """An argument parser whose first argument is `directory`: an export
+def command_parser(prog, description, examples):
+    """An argument parser whose `--help` ends with `examples` (command
+    lines, shown as written)."""
+    return argparse.ArgumentParser(
+        prog=prog,
+        description=textwrap.fill(description, 79),
+        epilog="example:\n" + "\n".join(f"  {line}" for line in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def export_parser(prog, description, examples):
+    """A `command_parser` whose first argument is `directory`: an export
     folder (its newest version is used) or a version folder."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("directory", help="export folder or version folder")
+    parser = command_parser(prog, description, examples)
+    parser.add_argument(
+        "directory",
+        help="export folder (its newest numbered version is served) or "
+        "one version folder",
+    )
     return parser
 
 
+def fail(parser, message):
+    """Ends the command with `prog: error: message` on stderr and exit
+    code 2, argparse's usage error, without the usage line."""
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
 def export_version(parser, directory):
-    """The version folder to serve in `directory` (`resolve_version`); a
-    usage error of `parser` (exit code 2) naming the folder when there is
-    none."""
+    """The version folder to serve in `directory`: the folder itself when
+    it holds `saved_model.pb`, else its newest numbered version (see
+    `attention_zoo.export.resolve_version`); `fail`s when there is none."""
+    if not os.path.exists(directory):
+        fail(parser, f"{directory} does not exist: expected an export folder")
+    if not os.path.isdir(directory):
+        fail(parser, f"{directory} is a file, not an export folder")
+    from attention_zoo.export import resolve_version
+
     try:
-        return resolve_version(directory)
+        path = resolve_version(directory)
     except FileNotFoundError as error:
-        parser.error(str(error))
+        fail(parser, str(error))
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        fail(
+            parser,
+            f"No SavedModel in {path!r} (no saved_model.pb): an unfinished "
+            "export or not an export",
+        )
+    return path
+
+
+def load_export(parser, directory, application):
+    """The `serving_default` signature of `application`'s export in
+    `directory` (an export folder or a version folder).
+
+    The export's `metadata.json` is read first: another application's
+    export is refused before TensorFlow loads it. Then the signature's
+    inputs must be the application's `export_inputs`, whether or not the
+    metadata could be read. Every refusal is a `fail` of `parser`.
+
+    Args:
+        parser: the command's `argparse.ArgumentParser`.
+        directory: str, the folder given on the command line.
+        application: str, the command's application (`Application.name`).
+
+    Returns:
+        The loaded signature, a callable taking the inputs as keyword
+        arguments; TensorFlow's noise on its first run (see
+        `applications.common.startup`) is dropped.
+    """
+    path = export_version(parser, directory)
+    exported = _exported_application(path)
+    if exported is not None and exported != application:
+        fail(parser, _other_export(path, directory, exported, application))
+    signature = _load_signature(parser, path)
+    specs = signature.structured_input_signature[1]
+    expected = registry.get(application).export_inputs
+    if set(specs) != set(expected):
+        fail(parser, _other_inputs(path, directory, specs, application))
+    return startup.quietly(signature)
+
+
+def _exported_application(path):
+    """The application `metadata.json` in `path` names; None where the
+    file is missing, unreadable or names none."""
+    from attention_zoo.export import read_metadata
+
+    try:
+        metadata = read_metadata(path)
+    except (OSError, ValueError):  # missing, unreadable, not JSON
+        return None
+    application = (
+        metadata.get("application") if isinstance(metadata, dict) else None
+    )
+    return application if isinstance(application, str) else None
+
+
+def _load_signature(parser, path):
+    """The `serving_default` of the SavedModel in `path`, or a `fail`
+    naming the first line of TensorFlow's complaint."""
+    import tensorflow as tf
+
+    from attention_zoo.export import load_signature
+
+    try:
+        return load_signature(path, SIGNATURE)
+    except KeyError:
+        fail(parser, f"the SavedModel in {path} has no {SIGNATURE} signature")
+    except (OSError, ValueError, tf.errors.OpError) as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        fail(parser, f"cannot load the SavedModel in {path}: {reason}")
+
+
+def _other_export(path, directory, exported, application):
+    """Why `path`, an export of `exported`, is not served as
+    `application`'s, and what runs it."""
+    message = f"{path} is an export of {exported}, not of {application}"
+    if exported not in registry.APPLICATIONS:
+        return message
+    return f"{message}: {_how_to_run(exported, directory)}"
+
+
+def _other_inputs(path, directory, specs, application):
+    """Why the export in `path`, whose signature takes `specs` (name ->
+    `tf.TensorSpec`), is not served as `application`'s."""
+    takes = ", ".join(
+        f"{name} ({spec.dtype.name} {spec.shape.as_list()})"
+        for name, spec in sorted(specs.items())
+    )
+    expected = ", ".join(registry.get(application).export_inputs)
+    if _exported_application(path) is not None:
+        return (
+            f"{path}'s {SIGNATURE} takes {takes}, not {expected} as "
+            f"{application} exports do"
+        )
+    message = (
+        f"{path} has no readable metadata.json and its {SIGNATURE} takes "
+        f"{takes}, not {expected}"
+    )
+    owner = _application_taking(set(specs))
+    if owner is None:
+        return message
+    article = "an" if owner[0] in "aeiou" else "a"
+    how = _how_to_run(owner, directory)
+    return f"{message}: it looks like {article} {owner} export: {how}"
+
+
+def _how_to_run(exported, directory):
+    """What runs an export of `exported` found in `directory`."""
+    described = registry.get(exported)
+    if not described.serves_exports:
+        return (
+            f"no attention-zoo command runs {exported} exports (serve it "
+            f"with TF Serving; `attention-zoo {described.serve_command}` "
+            f"reads a `train {exported}` run folder)"
+        )
+    return (
+        f"run it with `attention-zoo {described.serve_command} {directory} ...`"
+    )
+
+
+def _application_taking(names):
+    """The application whose export takes the inputs `names`, or None."""
+    for application in registry.all_applications():
+        if set(application.export_inputs) == names:
+            return application.name
+    return None

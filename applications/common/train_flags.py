@@ -6,17 +6,25 @@ default (or the generated data's, `SYNTHETIC_DEFAULTS`).
 `--export DIR` writes the next version under DIR with the
 `--jit-compile on|off|auto` setting (`export_next_version`).
 
-A `main` runs `parse_flags`, `start_run` (resumes an interrupted run),
-`fit_run` (trains with a checkpoint per epoch in `--run-dir`), then on the
-chief evaluates, draws and `export_next_version`.
+A `main` runs `parse_flags`, loads its data and checks the splits'
+sizes (`check_splits`), `start_run` (resumes an interrupted run, goes on
+with a finished one, refuses to replace another configuration's run
+without `--overwrite`), `fit_run` (trains with a checkpoint per epoch in
+`--run-dir`), then on the chief evaluates (`note_few_examples` under
+scores that rest on few examples), draws and `export_next_version`.
 """
 
+import contextlib
+import json
+import math
 import os
 
 from applications.common import distribute
 from applications.common import precision
+from applications.common import run_folder
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import next_version
+from attention_zoo.export.metadata import METADATA_FILE
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
@@ -38,8 +46,18 @@ def add_training_arguments(parser):
 
 def add_run_arguments(parser, app, contents):
     """`--run-dir` (default `outputs/APP`; `contents` says what it holds),
-    `--export`, the export's jit flag and `--seed`."""
-    parser.add_argument("--run-dir", default=f"outputs/{app}", help=contents)
+    `--overwrite`, `--export`, the export's jit flag and `--seed`."""
+    parser.add_argument(
+        "--run-dir",
+        default=f"outputs/{app}",
+        help=f"{contents}; a finished run there goes on with more --epochs "
+        "(the same flags otherwise), an interrupted one resumes",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a run of another configuration in --run-dir",
+    )
     parser.add_argument(
         "--export",
         metavar="DIR",
@@ -59,19 +77,139 @@ def parse_flags(parser, argv):
 
 def start_run(bundle_class, parser, args, strategy, create):
     """The bundle the run in `--run-dir` trains: the interrupted run's
-    there, else `create()`, at the `--precision` (see
-    `SavedBundle.start_run`; a bad config value is a usage error)."""
+    there, the finished run's (same flags; more `--epochs` train on),
+    else `create()`, at the `--precision` (see `SavedBundle.start_run`;
+    a bad config value, a finished run of other flags without
+    `--overwrite`, or an `--export` folder of another model
+    (`check_export_folder`) is a usage error)."""
+    check_export_folder(parser, args.export, bundle_class.application)
     return bundle_class.start_run(
-        args.run_dir, strategy, create, args.precision, parser
+        args.run_dir,
+        strategy,
+        create,
+        args.precision,
+        parser,
+        overwrite=args.overwrite,
     )
 
 
 def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
     """`bundle.fit(*examples, **fit_kwargs)` with a checkpoint per epoch
-    in `--run-dir`. Returns whether this is the chief, which evaluates,
-    draws and exports next (the other workers stop)."""
-    bundle.fit(*examples, checkpoint_dir=args.run_dir, **fit_kwargs)
+    in `--run-dir`, from the bundle's `initial_epoch` (nothing when a
+    finished run has all its epochs; with `--overwrite`, the run there is
+    removed first). Returns whether this is the chief,
+    which evaluates, draws and exports next (the other workers stop)."""
+    if bundle.initial_epoch < bundle.config.epochs:
+        if args.overwrite and distribute.is_chief(strategy):
+            run_folder.clear(args.run_dir)  # the run `start_run` replaces
+        bundle.fit(
+            *examples,
+            checkpoint_dir=args.run_dir,
+            initial_epoch=bundle.initial_epoch,
+            **fit_kwargs,
+        )
     return distribute.is_chief(strategy)
+
+
+@contextlib.contextmanager
+def usage_errors(parser):
+    """Reports a `ValueError` or `OSError` raised inside (a bad `--data`
+    file, a flag value a loader rejects) as the command's usage error: one
+    line naming the input, exit code 2, no traceback."""
+    try:
+        yield
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+
+
+# Scores resting on fewer examples than this get `note_few_examples`.
+FEW_EXAMPLES = 100
+
+
+def check_splits(parser, source, noun, counts, fractions=None, hint=None):
+    """A usage error (exit 2) before any training unless every split the
+    run uses holds an example.
+
+    Args:
+        parser: the command's `argparse.ArgumentParser`.
+        source: str, where the examples come from (the `--data` path, or
+            "the generated data").
+        noun: str, what is counted, plural ("pairs", "images").
+        counts: dict, split name -> its size, for the splits the run uses
+            (a split left out on purpose, e.g. `--validation-fraction 0`,
+            is not in it).
+        fractions: dict, split name -> `(flag, value)` for the splits cut
+            by a fraction of the examples: the error says how many
+            examples each needs.
+        hint: str, more flags that change the splits (e.g. the split
+            files' names).
+    """
+    empty = [name for name, count in counts.items() if count < 1]
+    if not empty:
+        return
+    sizes = ", ".join(f"{count} {name}" for name, count in counts.items())
+    names = (
+        ", ".join(empty[:-1]) + " and " + empty[-1] if empty[1:] else empty[0]
+    )
+    advice = []
+    for name in empty:
+        if fractions and name in fractions:
+            flag, value = fractions[name]
+            if value > 0:
+                advice.append(
+                    f"with {flag} {value:g} the {name} split needs at least "
+                    f"{math.ceil(1 / value)} {noun} (give more {noun} or "
+                    f"raise {flag})"
+                )
+            else:
+                advice.append(f"raise {flag} above 0")
+    if hint:
+        advice.append(hint)
+    verb = "are" if empty[1:] else "is"
+    message = (
+        f"{source}: {sum(counts.values())} {noun} give {sizes}: the {names} "
+        f"split{'s' if empty[1:] else ''} {verb} empty."
+    )
+    if advice:
+        advice = "; ".join(advice)
+        message += f" {advice[0].upper()}{advice[1:]}."
+    parser.error(message)
+
+
+def check_fraction_splits(parser, args, source, noun, splits):
+    """`check_splits` of `splits`, `(train, validation, test)`, for a run
+    whose validation and test splits are `--validation-fraction` and
+    `--test-fraction` of the examples (no validation at fraction 0)."""
+    check_splits(
+        parser,
+        source,
+        noun,
+        split_counts(*splits, args.validation_fraction > 0),
+        fractions={
+            "validation": ("--validation-fraction", args.validation_fraction),
+            "test": ("--test-fraction", args.test_fraction),
+        },
+    )
+
+
+def note_few_examples(name, count, noun):
+    """Prints, under scores computed on `count` examples, that they rest
+    on few (when fewer than `FEW_EXAMPLES`)."""
+    if count < FEW_EXAMPLES:
+        print(
+            f"  (the {name} scores rest on {count} {noun} only, fewer than "
+            f"{FEW_EXAMPLES}: read them as a rough indication)"
+        )
+
+
+def split_counts(train, validation, test, validation_used=True):
+    """`{"train": len(train), ...}` for `check_splits`, without the
+    validation split when the run leaves it out (`validation_used`)."""
+    counts = {"train": len(train), "validation": len(validation)}
+    if not validation_used:
+        del counts["validation"]
+    counts["test"] = len(test)
+    return counts
 
 
 def config_values(args, defaults, fields, **values):
@@ -100,6 +238,35 @@ def add_jit_compile_flag(parser):
 def jit_compile_option(flag):
     """The `export(..., jit_compile=)` value of a `--jit-compile` flag."""
     return JIT_COMPILE_CHOICES[flag]
+
+
+def check_export_folder(parser, export, application):
+    """A usage error, before training, unless `--export` names a folder
+    of `application`'s versions (or a new one): not a file, not one
+    version, not another application's model (TF Serving serves a
+    folder's highest version as one model)."""
+    if not export or not os.path.exists(export):
+        return
+    if not os.path.isdir(export):
+        parser.error(f"--export {export}: a file, not a folder")
+    if os.path.exists(os.path.join(export, "saved_model.pb")):
+        parser.error(
+            f"--export {export} is a SavedModel: give the folder of its "
+            f"versions (e.g. saved_models/{application}), the new version "
+            "goes beside them"
+        )
+    for name in sorted(os.listdir(export)):
+        path = os.path.join(export, name, METADATA_FILE)
+        if not (name.isdigit() and os.path.exists(path)):
+            continue
+        with open(path) as f:
+            other = json.load(f).get("application")
+        if other not in (None, application):
+            parser.error(
+                f"--export {export} holds version {name} of a {other} "
+                f"model: export {application} models to a folder of their "
+                f"own (e.g. saved_models/{application})"
+            )
 
 
 def export_next_version(bundle, args, metrics, examples, **export_kwargs):

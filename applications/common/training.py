@@ -1,13 +1,15 @@
 """Checkpoints and resume, the same for every application.
 
 `checkpoint_callbacks(directory)` gives `fit` a weights checkpoint per
-epoch and `BackupAndRestore`, so an interrupted run restarted with the same
+epoch, the count of epochs trained (`progress.json`) and
+`BackupAndRestore`, so an interrupted run restarted with the same
 directory goes on from its last finished epoch. `load_weights` restores a
 `model.weights.h5` that includes the optimizer's state.
 `worker_directory` is where a worker of a multi-worker cluster writes
 them: the run directory on the chief, a temporary copy elsewhere.
 """
 
+import json
 import os
 import shutil
 import tempfile
@@ -18,17 +20,31 @@ from applications.common import distribute
 
 WEIGHTS_FILE = "model.weights.h5"
 BACKUP_DIR = "backup"
+PROGRESS_FILE = "progress.json"  # {"epochs": the epochs the weights had}
 
 
 def checkpoint_callbacks(directory):
-    """`ModelCheckpoint` (weights, every epoch) and `BackupAndRestore`."""
+    """`ModelCheckpoint` (weights, every epoch), the epoch count after it
+    (`PROGRESS_FILE`) and `BackupAndRestore`."""
     os.makedirs(directory, exist_ok=True)
     return [
         keras.callbacks.ModelCheckpoint(
             os.path.join(directory, WEIGHTS_FILE), save_weights_only=True
         ),
+        keras.callbacks.LambdaCallback(
+            on_epoch_end=lambda epoch, _: write_progress(directory, epoch + 1)
+        ),
         keras.callbacks.BackupAndRestore(os.path.join(directory, BACKUP_DIR)),
     ]
+
+
+def write_progress(directory, epochs):
+    """Records in `directory` that the weights there had `epochs` epochs
+    (written whole, then renamed: an interrupt leaves the old count)."""
+    path = os.path.join(directory, PROGRESS_FILE)
+    with open(path + ".tmp", "w") as f:
+        json.dump({"epochs": epochs}, f)
+    os.replace(path + ".tmp", path)
 
 
 def has_backup(directory):

@@ -141,7 +141,11 @@ def _application(application, out, quick, repeats, progress):
     flags = recipe.flags(quick)
     progress.stage(f"attention-zoo train {name} {' '.join(flags)}")
     trainer = importlib.import_module(application.train_module)
-    code = trainer.main(flags + ["--run-dir", run_dir, "--export", export_root])
+    # The demo's runs start anew each time (`--overwrite`): a rerun with
+    # other settings (`--quick`) replaces the last one.
+    code = trainer.main(
+        flags + ["--run-dir", run_dir, "--overwrite", "--export", export_root]
+    )
     new = _versions(export_root) - before
     if code or not new:
         raise RuntimeError(

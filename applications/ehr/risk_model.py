@@ -265,6 +265,7 @@ class RiskModel(SavedBundle):
         checkpoint_dir=None,
         callbacks=(),
         verbose="auto",
+        initial_epoch=0,
     ):
         """Trains on `PatientRecords`; returns the History.
 
@@ -272,6 +273,8 @@ class RiskModel(SavedBundle):
         weights are checkpointed every epoch, and an interrupted run
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
+        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
+        epoch, and the epochs the weights already had).
         """
         return self.fit_examples(
             train_records,
@@ -281,6 +284,7 @@ class RiskModel(SavedBundle):
             callbacks,
             verbose,
             argument="train_records",
+            initial_epoch=initial_epoch,
         )
 
     def ensure_vocabularies(self, examples):

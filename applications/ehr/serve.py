@@ -19,21 +19,30 @@ WordPiece tokens; events or words the model did not read (older than the
 last `max_events` / `max_note_tokens`) are left unshaded. `report.png` beside
 it plots the events over the hours since admission, coloured by weight, the
 `--top-k` most attended labelled, and the note words' weights. An unknown
-patient id, or a DIR without a trained model, exits with code 2.
+patient id, or a DIR without a trained risk model (missing, an export,
+another application's run folder), exits with code 2 and one line.
 """
 
-import argparse
 import os
 import sys
+
+from applications.common import serving
 
 PROG = "attention-zoo explain"
 
 
-def _parser():
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Explain one patient's predicted risk: the attention "
-        "over the events and the note, as HTML and PNG.",
+def build_parser():
+    """The command's argument parser."""
+    parser = serving.command_parser(
+        PROG,
+        "Explain one patient's predicted risk with the model of an ehr run "
+        "folder (`attention-zoo train ehr --run-dir DIR`, not an export): "
+        "the attention over the events and the note, as HTML and PNG.",
+        [
+            f"{PROG} outputs/ehr --patient p00007",
+            f"{PROG} outputs/ehr --patient 20001 --data records/ "
+            "--out report.html",
+        ],
     )
     parser.add_argument(
         "directory", help="the run folder of `train ehr` (--run-dir)"
@@ -80,7 +89,8 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     # Imported after parsing, so that `--help` needs no TensorFlow.
     from applications.common.bundle import CONFIG_FILE
     from applications.common.training import WEIGHTS_FILE
@@ -92,17 +102,18 @@ def main(argv=None):
 
     png_path = os.path.splitext(args.out)[0] + ".png"
     if png_path == args.out:
-        _parser().error("--out must not be the .png of the figure")
-    needed = [
-        os.path.join(args.directory, name)
-        for name in (CONFIG_FILE, WEIGHTS_FILE)
-    ]
-    if not all(os.path.exists(path) for path in needed):
-        export = os.path.exists(os.path.join(args.directory, "saved_model.pb"))
-        hint = " (an export; pass the --run-dir of `train ehr`)"
+        parser.error("--out must not be the .png of the figure")
+    problem = _not_a_run_folder(args.directory, (CONFIG_FILE, WEIGHTS_FILE))
+    if problem:
+        return _error(problem)
+    config = os.path.join(args.directory, CONFIG_FILE)
+    try:
+        with open(config, encoding="utf-8") as f:
+            RiskModel.config_class.from_json(f.read())
+    except ValueError as error:  # e.g. another application's run
         return _error(
-            f"{args.directory} holds no trained risk model: expected "
-            f"{' and '.join(needed)}{hint if export else ''}"
+            f"{config} is not the config of an ehr run ({error}): pass the "
+            "--run-dir of `train ehr`"
         )
     try:
         records, _ = train.load_records(args)
@@ -118,7 +129,13 @@ def main(argv=None):
             f"({len(records)} patients)"
         )
     record = records.select([records.patient_ids.index(args.patient)])
-    risk_model = RiskModel.load(args.directory)
+    try:
+        risk_model = RiskModel.load(args.directory)
+    except (OSError, ValueError) as error:  # a damaged or mismatched file
+        reason = (str(error).strip().splitlines() or [repr(error)])[0]
+        return _error(
+            f"cannot load the risk model in {args.directory}: {reason}"
+        )
     explanation = explain_patient(risk_model, record, args.top_k)
     plot_explanation(explanation, png_path, args.top_k)
     with open(png_path, "rb") as f:
@@ -131,6 +148,28 @@ def main(argv=None):
         f"{args.out} and {png_path}"
     )
     return 0
+
+
+def _not_a_run_folder(directory, files):
+    """Why `directory` is not a run folder holding `files`, or None."""
+    from attention_zoo.export import resolve_version
+
+    if not os.path.isdir(directory):
+        state = "is a file" if os.path.exists(directory) else "does not exist"
+        return f"{directory} {state}: pass the --run-dir of `train ehr`"
+    needed = [os.path.join(directory, name) for name in files]
+    if all(os.path.exists(path) for path in needed):
+        return None
+    try:
+        version = resolve_version(directory)
+    except FileNotFoundError:
+        version = None
+    export = version and os.path.exists(os.path.join(version, "saved_model.pb"))
+    hint = " (an export; pass the --run-dir of `train ehr`)" if export else ""
+    return (
+        f"{directory} holds no trained risk model: expected "
+        f"{' and '.join(needed)}{hint}"
+    )
 
 
 def _error(message):

@@ -15,7 +15,7 @@ among them), and the export.
 """
 
 import argparse
-import sys
+import math
 
 from applications.common import train_flags
 from applications.ehr import data
@@ -103,12 +103,21 @@ def load_records(args):
     return records, None
 
 
+def _score(value):
+    """A score to 3 decimals, or "n/a" (AUROC and AUPRC need patients of
+    both classes)."""
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
 def print_report(name, report):
     print(
-        f"{name}: AUROC {report['auroc']:.3f}  AUPRC {report['auprc']:.3f}  "
-        f"Brier {report['brier']:.4f}  ({report['patients']} patients, "
-        f"{report['positives']} positive)"
+        f"{name}: AUROC {_score(report['auroc'])}  AUPRC "
+        f"{_score(report['auprc'])}  Brier {report['brier']:.4f}  "
+        f"({report['patients']} patients, {report['positives']} positive)"
     )
+    if math.isnan(report["auroc"]):
+        print(f"  (AUROC and AUPRC need {name} patients of both classes)")
+    train_flags.note_few_examples(name, report["patients"], "patients")
 
 
 def explain_positives(risk_model, test, synthetic, shown=3):
@@ -158,27 +167,25 @@ def main(argv=None):
 
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
-    try:
+    with train_flags.usage_errors(parser):
         records, synthetic = load_records(args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"attention-zoo train ehr: error: {error}", file=sys.stderr)
-        return 2
-    train, validation, test = data.split_patients(
-        records,
-        args.validation_fraction,
-        args.test_fraction,
-        seed=args.seed,
-    )
+        train, validation, test = data.split_patients(
+            records,
+            args.validation_fraction,
+            args.test_fraction,
+            seed=args.seed,
+        )
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} "
         f"test patients; train labels {train.label_counts()}"
     )
-    if not len(train):
-        print(
-            "attention-zoo train ehr: error: no training patients",
-            file=sys.stderr,
-        )
-        return 2
+    train_flags.check_fraction_splits(
+        parser,
+        args,
+        args.data or "the synthetic patients",
+        "patients",
+        (train, validation, test),
+    )
 
     def create():
         config = _config(args, synthetic is not None)
@@ -195,12 +202,10 @@ def main(argv=None):
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):
         print_report("validation", risk_model.evaluate(validation))
-    metrics = None
-    if len(test):
-        report = risk_model.evaluate(test)
-        print_report("test", report)
-        explain_positives(risk_model, test, synthetic)
-        metrics = {k: v for k, v in report.items() if k != "risk"}
+    report = risk_model.evaluate(test)
+    print_report("test", report)
+    explain_positives(risk_model, test, synthetic)
+    metrics = {k: v for k, v in report.items() if k != "risk"}
     if args.export:
         examples = zip(
             train.patient_ids,

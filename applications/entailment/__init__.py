@@ -7,7 +7,8 @@ APPLICATION = Application(
     package=__name__,
     bundle="classifier:EntailmentClassifier",
     serve_command="predict",
-    serve_help="classify premise / hypothesis pairs with an exported model",
+    serve_help="classify premise / hypothesis pairs with an entailment export",
+    export_inputs=("premise", "hypothesis"),
     # Decomposable attention without intra-sentence attention.
     tiny_settings=dict(
         embedding_dim=12,

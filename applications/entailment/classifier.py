@@ -170,6 +170,7 @@ class EntailmentClassifier(SavedBundle):
         checkpoint_dir=None,
         callbacks=(),
         verbose="auto",
+        initial_epoch=0,
     ):
         """Trains on `EntailmentExamples`; returns the History.
 
@@ -177,6 +178,8 @@ class EntailmentClassifier(SavedBundle):
         first, weights are checkpointed every epoch, and an interrupted run
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
+        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
+        epoch, and the epochs the weights already had).
         """
         return self.fit_examples(
             train_examples,
@@ -186,6 +189,7 @@ class EntailmentClassifier(SavedBundle):
             callbacks,
             verbose,
             argument="train_examples",
+            initial_epoch=initial_epoch,
         )
 
     def ensure_vocabularies(self, examples):

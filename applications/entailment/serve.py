@@ -1,37 +1,65 @@
 """`attention-zoo predict DIR --premise ... --hypothesis ...`: run an
-exported entailment classifier.
+entailment export.
 
 DIR is a version folder (`saved_models/entailment/3`) or the folder that
 holds the versions (the highest is used). Only TensorFlow and TensorFlow
 Text are needed, as in TF Serving. Several `--premise` / `--hypothesis`
-pairs may be given; `--plot PNG` draws the first pair's alignment.
+pairs may be given; `--plot PNG` draws the first pair's alignment. Another
+application's export, a folder without one and an empty sentence are
+refused with one line naming them (exit code 2).
 """
 
+import os
 import sys
 
 from applications.common import serving
-from attention_zoo.export import load_signature
+
+PROG = "attention-zoo predict"
+
+
+def build_parser():
+    """The command's argument parser."""
+    parser = serving.export_parser(
+        PROG,
+        "Classify premise / hypothesis pairs with an entailment export "
+        "(`attention-zoo train entailment --export DIR`). One line per "
+        "pair: premise<TAB>hypothesis<TAB>label<TAB>probabilities.",
+        [
+            f'{PROG} saved_models/entailment --premise "a man is playing a '
+            'guitar" --hypothesis "a person plays music"'
+        ],
+    )
+    parser.add_argument(
+        "--premise",
+        action="append",
+        required=True,
+        help="a premise sentence (repeat with --hypothesis for more pairs)",
+    )
+    parser.add_argument(
+        "--hypothesis",
+        action="append",
+        required=True,
+        help="the hypothesis to classify against the premise of its pair",
+    )
+    parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
+    return parser
 
 
 def main(argv=None):
-    parser = serving.export_parser(
-        "attention-zoo predict",
-        "Classify premise / hypothesis pairs with an exported entailment "
-        "SavedModel.",
-    )
-    parser.add_argument("--premise", action="append", required=True)
-    parser.add_argument("--hypothesis", action="append", required=True)
-    parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
+    parser = build_parser()
     args = parser.parse_args(argv)
     if len(args.premise) != len(args.hypothesis):
         parser.error(
             f"got {len(args.premise)} --premise and {len(args.hypothesis)} "
             "--hypothesis: give them in pairs"
         )
-    path = serving.export_version(parser, args.directory)
+    for flag in ("premise", "hypothesis"):
+        for index, text in enumerate(getattr(args, flag), 1):
+            if not text.strip():
+                serving.fail(parser, f"--{flag} {index} is empty: {text!r}")
+    serve = serving.load_export(parser, args.directory, "entailment")
     import tensorflow as tf
 
-    serve = load_signature(path)
     outputs = serve(
         premise=tf.constant(args.premise),
         hypothesis=tf.constant(args.hypothesis),
@@ -64,7 +92,8 @@ def _plot(args, alignment, label):
         [str(j) for j in range(columns)],
         [str(i) for i in range(rows)],
         weights,
-        args.plot,
+        # matplotlib adds `.png` to a path without an extension.
+        args.plot if os.path.splitext(args.plot)[1] else f"{args.plot}.png",
         title=f"{args.premise[0]} / {args.hypothesis[0]}: {label}",
         x_label="hypothesis token",
         y_label="premise token",

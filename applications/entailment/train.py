@@ -14,6 +14,7 @@ alignment heatmap PNG for a test pair, and the export.
 """
 
 import argparse
+import math
 import os
 
 from applications.common import train_flags
@@ -156,6 +157,41 @@ def load_splits(args, format):
     return train, validation, test
 
 
+def check_splits(parser, args, format, train, validation, test):
+    """A usage error unless every split the run uses holds a pair (see
+    `train_flags.check_splits`)."""
+    fraction = ("--validation-fraction", args.validation_fraction)
+    source, fractions, hint = args.data, {"validation": fraction}, None
+    if format is None:
+        source = "the generated data"
+        hint = "raise --synthetic-examples"
+    elif format == "sick":
+        fractions = {}
+    elif format in SPLIT_FORMATS:
+        hint = "--train-split and --test-split name the split files"
+    else:  # the test split is cut like the validation split
+        fractions["test"] = fraction
+    train_flags.check_splits(
+        parser,
+        source,
+        "pairs",
+        train_flags.split_counts(
+            train,
+            validation,
+            test,
+            format == "sick" or args.validation_fraction > 0,
+        ),
+        fractions,
+        hint,
+    )
+
+
+def _percent(value, width):
+    """`value` as a percentage, or "n/a" (a class never predicted or
+    never present has no precision or recall)."""
+    return f"{'n/a':>{width}}" if math.isnan(value) else f"{value:{width}.2%}"
+
+
 def print_report(name, report):
     """Accuracy, per-class precision / recall and the confusion matrix."""
     print(f"{name}: accuracy {report['accuracy']:.2%} ({report['examples']})")
@@ -166,9 +202,11 @@ def print_report(name, report):
     for i, label in enumerate(data.LABELS):
         row = " ".join(f"{n:>6}" for n in report["confusion"][i])
         print(
-            f"  {label:>{width}}  {row}   {report['precision'][label]:9.2%}"
-            f"  {report['recall'][label]:6.2%}"
+            f"  {label:>{width}}  {row}   "
+            f"{_percent(report['precision'][label], 9)}"
+            f"  {_percent(report['recall'][label], 6)}"
         )
+    train_flags.note_few_examples(name, report["examples"], "pairs")
 
 
 def main(argv=None):
@@ -181,15 +219,17 @@ def main(argv=None):
     if format not in (None, *SPLIT_FORMATS) and (
         args.train_split or args.test_split
     ):
-        raise SystemExit(
+        parser.error(
             f"--train-split/--test-split apply to folders of split files and "
             f"SICK, not to {format!r} files"
         )
-    train, validation, test = load_splits(args, format)
+    with train_flags.usage_errors(parser):
+        train, validation, test = load_splits(args, format)
     print(
         f"{len(train)} train, {len(validation)} validation, {len(test)} "
         f"test pairs; train labels {train.label_counts()}"
     )
+    check_splits(parser, args, format, train, validation, test)
     run_dir = args.run_dir
 
     def create():

@@ -16,7 +16,8 @@ APPLICATION = Application(
     package=__name__,
     bundle="translator:Translator",
     serve_command="translate",
-    serve_help="translate texts with an exported translator",
+    serve_help="translate texts with a translation export",
+    export_inputs=("text",),
     # An RNN translator (the default model).
     tiny_settings=dict(
         embedding_dim=16,

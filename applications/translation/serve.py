@@ -1,27 +1,40 @@
-"""`attention-zoo translate DIR "text" ...`: run an exported translator.
+"""`attention-zoo translate DIR "text" ...`: run a translation export.
 
 DIR is a version folder (`saved_models/translation/3`) or the folder that
 holds the versions, in which case the highest version is used. Only
-TensorFlow and TensorFlow Text are needed, as in TF Serving.
+TensorFlow and TensorFlow Text are needed, as in TF Serving. Another
+application's export, a folder without one and an empty text are refused
+with one line naming them (exit code 2).
 """
 
 import sys
 
 from applications.common import serving
-from attention_zoo.export import load_signature
+
+PROG = "attention-zoo translate"
+
+
+def build_parser():
+    """The command's argument parser."""
+    parser = serving.export_parser(
+        PROG,
+        "Translate texts with a translation export (`attention-zoo train "
+        "translation --export DIR`). One line per text: text<TAB>translation.",
+        [f'{PROG} saved_models/translation "el perro come pan" "hola"'],
+    )
+    parser.add_argument("texts", nargs="+", help="texts to translate")
+    return parser
 
 
 def main(argv=None):
-    parser = serving.export_parser(
-        "attention-zoo translate",
-        "Translate texts with an exported SavedModel.",
-    )
-    parser.add_argument("texts", nargs="+", help="texts to translate")
+    parser = build_parser()
     args = parser.parse_args(argv)
-    path = serving.export_version(parser, args.directory)
+    for index, text in enumerate(args.texts, 1):
+        if not text.strip():
+            serving.fail(parser, f"text {index} is empty: {text!r}")
+    serve = serving.load_export(parser, args.directory, "translation")
     import tensorflow as tf
 
-    serve = load_signature(path)
     outputs = serve(text=tf.constant(args.texts))
     for text, translation in zip(args.texts, outputs["translation"].numpy()):
         print(f"{text}\t{translation.decode('utf-8')}")

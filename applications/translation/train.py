@@ -112,17 +112,25 @@ def main(argv=None):
 
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
-    pairs, synthetic = _load_pairs(args)
-    train, validation, test = data.split_pairs(
-        pairs,
-        args.validation_fraction,
-        args.test_fraction,
-        seed=args.seed,
-        group_by="source",
-    )
+    with train_flags.usage_errors(parser):
+        pairs, synthetic = _load_pairs(args)
+        train, validation, test = data.split_pairs(
+            pairs,
+            args.validation_fraction,
+            args.test_fraction,
+            seed=args.seed,
+            group_by="source",
+        )
     print(
         f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
         f"validation, {len(test)} test"
+    )
+    train_flags.check_fraction_splits(
+        parser,
+        args,
+        args.data or "the generated pairs",
+        "pairs",
+        (train, validation, test),
     )
     run_dir = args.run_dir
     translator = train_flags.start_run(
@@ -137,11 +145,13 @@ def main(argv=None):
     if not train_flags.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
 
+    print(f"parameters: {translator.model.count_params():,}")
     scores = translator.evaluate(test, beam_size=args.beam_size)
     print(
         f"test BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f} "
         f"({scores['examples']} pairs, beam {args.beam_size})"
     )
+    train_flags.note_few_examples("test", scores["examples"], "pairs")
     for (source, target), hypothesis in list(zip(test, scores["hypotheses"]))[
         :5
     ]:

@@ -131,6 +131,7 @@ class Translator(SavedBundle):
         checkpoint_dir=None,
         callbacks=(),
         verbose="auto",
+        initial_epoch=0,
     ):
         """Trains on `(source, target)` string pairs; returns the History.
 
@@ -138,6 +139,8 @@ class Translator(SavedBundle):
         first, weights are checkpointed every epoch (`model.weights.h5`),
         and an interrupted run restarted with the same `checkpoint_dir`
         resumes from its last finished epoch (`BackupAndRestore`).
+        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
+        epoch, and the epochs the weights already had).
         """
         return self.fit_examples(
             list(train_pairs),
@@ -147,6 +150,7 @@ class Translator(SavedBundle):
             callbacks,
             verbose,
             argument="train_pairs",
+            initial_epoch=initial_epoch,
         )
 
     def ensure_vocabularies(self, pairs):
@@ -250,10 +254,13 @@ class Translator(SavedBundle):
         }
 
     def evaluate(self, pairs, beam_size=1, length_penalty=0.6, batch_size=256):
-        """Corpus BLEU and chrF (sacrebleu) of `translate` on the pairs."""
+        """Corpus BLEU and chrF (sacrebleu) of `translate` on the pairs
+        (a `ValueError` when there are none)."""
         import sacrebleu
 
         pairs = list(pairs)
+        if not pairs:
+            raise ValueError("`pairs` is empty: there is nothing to score.")
         hypotheses = []
         for start in range(0, len(pairs), batch_size):
             chunk = [source for source, _ in pairs[start : start + batch_size]]

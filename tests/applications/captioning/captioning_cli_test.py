@@ -229,7 +229,7 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
     assert config["augment"] is True
 
 
-def test_train_names_a_data_layout_it_cannot_find(tmp_path):
+def test_train_names_a_data_layout_it_cannot_find(tmp_path, capsys):
     empty = tmp_path / "empty"
     (empty / "images").mkdir(parents=True)
     run = ["--run-dir", str(tmp_path / "run"), *TINY]
@@ -240,8 +240,12 @@ def test_train_names_a_data_layout_it_cannot_find(tmp_path):
         argv = ["train", "captioning", "--data", str(empty), *run]
         with pytest.raises(SystemExit) as exit_info:
             cli.main([*argv, "--format", format])
-        message = str(exit_info.value.code)  # printed, with exit status 1
-        assert message.startswith(f"{empty}: ") and problem in message
+        assert exit_info.value.code == 2  # a usage error
+        message = capsys.readouterr().err.splitlines()[-1]
+        assert message.startswith(
+            f"attention-zoo train captioning: error: {empty}: "
+        )
+        assert problem in message
 
 
 def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from applications import registry
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import read_metadata
 from attention_zoo.export import saving
@@ -85,6 +86,19 @@ def test_metadata_says_what_the_export_is(exported):
     written = datetime.datetime.fromisoformat(metadata["exported_at"])
     age = datetime.datetime.now(datetime.timezone.utc) - written
     assert datetime.timedelta(0) <= age < datetime.timedelta(hours=1)
+
+
+def test_the_signature_takes_the_registered_inputs(exported):
+    # What the serving commands check an export against, and what the
+    # stand-in exports of their tests take.
+    application, _, paths = exported
+    signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
+    specs = signature.structured_input_signature[1]
+    assert set(specs) == set(registry.get(application).export_inputs)
+    stand_in = serving_testing.SIGNATURE_INPUTS[application]
+    assert {
+        name: (spec.shape.as_list(), spec.dtype) for name, spec in specs.items()
+    } == stand_in
 
 
 def test_vocabulary_fingerprints_are_the_saved_files(exported):

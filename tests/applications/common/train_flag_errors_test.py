@@ -1,6 +1,8 @@
 """A bad flag value stops `attention-zoo train APP` with a usage error that
 names it, before anything is written; not with a traceback."""
 
+import json
+
 import pytest
 
 from applications import cli
@@ -23,3 +25,48 @@ def test_a_bad_value_is_a_usage_error(app, flags, message, tmp_path, capsys):
     error = capsys.readouterr().err
     assert f"attention-zoo train {app}: error: {message}" in error
     assert not run_dir.exists()
+
+
+def _export_folder(tmp_path, application):
+    """A folder holding version 1 of an `application` export (its
+    metadata only: the check reads nothing else)."""
+    folder = tmp_path / "saved_models" / "model"
+    (folder / "1").mkdir(parents=True)
+    (folder / "1" / "metadata.json").write_text(
+        json.dumps({"application": application})
+    )
+    return folder
+
+
+@pytest.mark.parametrize("app", ["translation", "entailment", "ehr"])
+def test_export_to_another_applications_folder_is_refused(
+    app, tmp_path, capsys
+):
+    other = "captioning"
+    folder = _export_folder(tmp_path, other)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(
+            ["train", app, "--run-dir", str(run_dir), "--export", str(folder)]
+        )
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert f"--export {folder} holds version 1 of a {other} model" in error
+    assert f"saved_models/{app}" in error
+    assert not run_dir.exists()  # refused before training
+    assert sorted(p.name for p in folder.iterdir()) == ["1"]
+
+
+def test_export_to_a_version_folder_or_a_file_is_refused(tmp_path, capsys):
+    version = _export_folder(tmp_path, "captioning") / "1"
+    (version / "saved_model.pb").write_bytes(b"")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("")
+    for export, problem in ((version, "is a SavedModel"), (a_file, "a file")):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(
+                ["train", "captioning", "--synthetic-images", "40",
+                 "--run-dir", str(tmp_path / "run"), "--export", str(export)]
+            )  # fmt: skip
+        assert exit_info.value.code == 2
+        assert problem in capsys.readouterr().err.splitlines()[-1]

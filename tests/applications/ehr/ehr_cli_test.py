@@ -1,6 +1,8 @@
 """`attention-zoo train ehr`: synthetic and long-format runs, export,
 resume, and a malformed file."""
 
+import pytest
+
 from applications import cli
 from applications.ehr import train
 from applications.ehr.synthetic import make_synthetic_patients
@@ -71,7 +73,9 @@ def test_a_malformed_file_exits_with_its_path_and_line(tmp_path, capsys):
         "patient_id,time,code,value\np1,1.5,lab:a,2\np1,soon,lab:b,\n",
         encoding="utf-8",
     )
-    assert _train(tmp_path, "--data", str(folder)) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        _train(tmp_path, "--data", str(folder))
+    assert exit_info.value.code == 2
     assert "events.csv:3" in capsys.readouterr().err
 
 

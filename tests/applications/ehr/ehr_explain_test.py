@@ -1,12 +1,14 @@
 """`attention-zoo explain`: the report's risk equals `RiskModel.predict`,
 it shows the record up to the prediction time and nothing later, escapes
 the data's text, shades the most attended event darkest, writes a valid
-PNG; an unknown patient exits with code 2."""
+PNG; an unknown patient, an export, another application's run folder and
+a missing folder each exit with code 2 and one line."""
 
 import base64
 import csv
 import html.parser
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from applications.ehr.explain import note_segments
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
+from tests import serving_testing
 
 TINY = registry.get("ehr").tiny_config().replace(epochs=2)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -189,6 +192,48 @@ def test_a_folder_without_a_model_exits_with_code_2(data_dir, tmp_path, capsys):
     out = tmp_path / "report.html"
     assert _explain(tmp_path, data_dir, "p00001", out) == 2
     assert "holds no trained risk model" in capsys.readouterr().err
+
+
+def _refusal(directory, data_dir, tmp_path, capsys):
+    """The one line `explain directory` ends with (exit code 2)."""
+    assert _explain(directory, data_dir, "p00001", tmp_path / "r.html") == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    return lines[0]
+
+
+def test_another_applications_run_folder_is_one_line(
+    data_dir, tmp_path, capsys
+):
+    run = tmp_path / "translation_run"
+    run.mkdir()
+    (run / "config.json").write_text('{"source_vocabulary_size": 100}')
+    (run / "model.weights.h5").write_bytes(b"")
+    line = _refusal(run, data_dir, tmp_path, capsys)
+    assert f"{run / 'config.json'} is not the config of an ehr run" in line
+    assert "source_vocabulary_size" in line and "--run-dir" in line
+
+
+def test_a_damaged_weights_file_is_one_line(
+    model_dir, data_dir, tmp_path, capsys
+):
+    run = tmp_path / "run"
+    shutil.copytree(model_dir, run)
+    (run / "model.weights.h5").write_bytes(b"not hdf5")
+    line = _refusal(run, data_dir, tmp_path, capsys)
+    assert f"cannot load the risk model in {run}" in line
+
+
+def test_an_export_or_a_missing_folder_is_one_line(data_dir, tmp_path, capsys):
+    exports = tmp_path / "saved_models"
+    serving_testing.save_stand_in("ehr", str(exports / "1"))
+    for folder in (exports, exports / "1"):
+        line = _refusal(folder, data_dir, tmp_path, capsys)
+        assert "(an export; pass the --run-dir of `train ehr`)" in line
+    missing = tmp_path / "missing"
+    line = _refusal(missing, data_dir, tmp_path, capsys)
+    assert f"{missing} does not exist" in line
 
 
 def test_note_segments_join_back_and_drop_unread_tokens(risk_model):

@@ -105,14 +105,16 @@ def test_predict_names_a_folder_without_a_model(tmp_path, capsys):
     assert "No SavedModel" in capsys.readouterr().err
 
 
-def test_train_reports_a_bad_data_line(tmp_path):
+def test_train_reports_a_bad_data_line(tmp_path, capsys):
     bad = tmp_path / "pairs.tsv"
     bad.write_text(
         "a dog runs\tan animal runs\tentailment\na cat\ta dog\tmaybe\n",
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match=r"pairs.tsv:2"):
+    with pytest.raises(SystemExit) as exit_info:
         _train(tmp_path, "--data", str(bad))
+    assert exit_info.value.code == 2  # a usage error, not a traceback
+    assert "pairs.tsv:2" in capsys.readouterr().err.splitlines()[-1]
 
 
 def test_train_starts_from_word_vectors(tmp_path, capsys):

@@ -48,10 +48,10 @@ def test_translate_names_a_folder_without_a_model(tmp_path, capsys):
     assert "No SavedModel" in capsys.readouterr().err
 
 
-def test_train_reports_a_bad_data_line(tmp_path):
+def test_train_reports_a_bad_data_line(tmp_path, capsys):
     bad = tmp_path / "pairs.tsv"
     bad.write_text("hello\thola\nno tab here\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"pairs.tsv:2"):
+    with pytest.raises(SystemExit) as exit_info:
         cli.main(
             [
                 "train",
@@ -62,3 +62,5 @@ def test_train_reports_a_bad_data_line(tmp_path):
                 str(tmp_path / "run"),
             ]
         )
+    assert exit_info.value.code == 2  # a usage error, not a traceback
+    assert "pairs.tsv:2" in capsys.readouterr().err.splitlines()[-1]

@@ -1,0 +1,99 @@
+"""What a `--run-dir` holds, and what `attention-zoo train` may do with it.
+
+A run folder is in one of three states (`state`):
+
+- `FRESH`: nothing there, or a run stopped before its first epoch ended:
+  a new run starts.
+- `INTERRUPTED`: `BackupAndRestore` left its `backup/`: the run resumes
+  with its own config from its last finished epoch.
+- `FINISHED`: a config and weights, no backup. With the same config the
+  run goes on (more epochs) or is only evaluated and exported again (no
+  more epochs); with another config it is never replaced without
+  `--overwrite` (`SavedBundle.start_run`).
+
+`progress.json` records the epochs the weights have had (written after
+every epoch by `training.checkpoint_callbacks`); folders written before
+it existed count their config's `epochs`.
+"""
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+
+from applications.common import training
+
+FRESH = "fresh"
+INTERRUPTED = "interrupted"
+FINISHED = "finished"
+CONFIG_FILE = "config.json"
+# Fields that may change between the runs of one folder: more epochs
+# continue a finished run.
+CONTINUABLE = ("epochs",)
+
+
+def state(run_dir):
+    """`FRESH`, `INTERRUPTED` or `FINISHED` (see the module's doc)."""
+    if training.has_backup(run_dir):
+        return INTERRUPTED
+    if os.path.exists(os.path.join(run_dir, CONFIG_FILE)) and os.path.exists(
+        os.path.join(run_dir, training.WEIGHTS_FILE)
+    ):
+        return FINISHED
+    return FRESH
+
+
+def read_config(run_dir, config_class):
+    """The `config_class` saved in `run_dir`.
+
+    Raises:
+        ValueError: naming the file, when it is not JSON or not a
+            `config_class` (e.g. another application's run).
+    """
+    path = os.path.join(run_dir, CONFIG_FILE)
+    with open(path) as f:
+        text = f.read()
+    try:
+        return config_class.from_json(text)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def trained_epochs(run_dir, config):
+    """The epochs the weights in `run_dir` have had: `progress.json`'s
+    count, else (older folders) the saved `config`'s `epochs`."""
+    path = os.path.join(run_dir, training.PROGRESS_FILE)
+    if not os.path.exists(path):
+        return config.epochs
+    with open(path) as f:
+        return int(json.load(f)["epochs"])
+
+
+def differences(saved, wanted, ignore=CONTINUABLE):
+    """`[(field, saved value, wanted value)]` for the config fields that
+    differ, leaving out `ignore`."""
+    return [
+        (field.name, getattr(saved, field.name), getattr(wanted, field.name))
+        for field in dataclasses.fields(saved)
+        if field.name not in ignore
+        and getattr(saved, field.name) != getattr(wanted, field.name)
+    ]
+
+
+def describe(changes):
+    """`"model: 'rnn' there, 'transformer' now; ..."` of `differences`."""
+    return "; ".join(
+        f"{name}: {old!r} there, {new!r} now" for name, old, new in changes
+    )
+
+
+def clear(run_dir):
+    """Removes a run's config, weights, progress and backup from
+    `run_dir` (`--overwrite`); the new run rewrites its vocabularies."""
+    for name in (CONFIG_FILE, training.WEIGHTS_FILE, training.PROGRESS_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(run_dir, name))
+    shutil.rmtree(
+        os.path.join(run_dir, training.BACKUP_DIR), ignore_errors=True
+    )

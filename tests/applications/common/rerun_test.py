@@ -1,0 +1,203 @@
+"""`attention-zoo train APP` again in a folder that holds a finished run:
+never replaced by other flags without `--overwrite`; the same flags with
+more epochs train on from the finished weights; the same flags and no
+more epochs only evaluate (see `applications.common.run_folder`)."""
+
+import importlib
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from applications import cli
+from applications import registry
+from applications.common import run_folder
+from applications.common import training
+
+# Tiny runs of each application on its generated data: (flags, a config
+# field and a flag that sets it to another value).
+TINY = {
+    "translation": (
+        ["--synthetic-pairs", "200", "--units", "8", "--embedding-dim", "8",
+         "--vocabulary-size", "60", "--max-length", "12"],
+        ("units", ["--units", "16"]),
+    ),
+    "entailment": (
+        ["--synthetic-examples", "200", "--embedding-dim", "8",
+         "--hidden-units", "8", "--vocabulary-size", "60"],
+        ("hidden_units", ["--hidden-units", "16"]),
+    ),
+    "ehr": (
+        ["--synthetic-patients", "60", "--embedding-dim", "8", "--units",
+         "8"],
+        ("units", ["--units", "16"]),
+    ),
+    "captioning": (
+        ["--synthetic-images", "40", "--image-size", "32", "--embedding-dim",
+         "8", "--units", "8", "--vocabulary-size", "60", "--beam-size", "1"],
+        ("units", ["--units", "16"]),
+    ),
+}  # fmt: skip
+
+
+def _train(app, run_dir, *flags):
+    return cli.main(
+        ["train", app, *TINY[app][0], "--run-dir", str(run_dir), *flags]
+    )
+
+
+def _fake_finished_run(app, run_dir):
+    """A finished run's files, its config the one `TINY[app]`'s flags make
+    (the weights file is never read: the run is refused)."""
+    train_module = importlib.import_module(registry.get(app).train_module)
+    args = train_module._parser().parse_args(TINY[app][0])
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(
+        train_module._config(args, True).to_json()
+    )
+    (run_dir / training.WEIGHTS_FILE).write_bytes(b"the first model")
+
+
+@pytest.mark.parametrize("app", sorted(TINY))
+def test_other_flags_never_replace_a_finished_run(app, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    field, flags = TINY[app][1]
+    _fake_finished_run(app, run_dir)
+    with pytest.raises(SystemExit) as exit_info:
+        _train(app, run_dir, *flags)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert f"{run_dir} holds a finished run with another configuration" in error
+    assert f"{field}: 8 there, 16 now" in error and "--overwrite" in error
+    weights = run_dir / training.WEIGHTS_FILE
+    assert weights.read_bytes() == b"the first model"
+
+
+@pytest.mark.parametrize("app", sorted(TINY))
+def test_another_applications_run_is_refused(app, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    other = "entailment" if app == "translation" else "translation"
+    _fake_finished_run(other, run_dir)
+    with pytest.raises(SystemExit) as exit_info:
+        _train(app, run_dir)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert f"{run_dir} holds no {app} run to go on with" in error
+    assert "config.json" in error and "--overwrite" in error
+
+
+class Recorder(keras.callbacks.Callback):
+    """The epochs `fit` runs, and the weights each starts from."""
+
+    def __init__(self):
+        super().__init__()
+        self.epochs, self.weights = [], []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epochs.append(epoch)
+        self.weights.append(self.model.get_weights())
+
+
+def _record_fits(monkeypatch, app):
+    """Wraps the bundle's `fit` to record what it trains; returns the
+    list of each call's `Recorder`."""
+    bundle_class = registry.get(app).bundle_class()
+    fit = bundle_class.fit
+    calls = []
+
+    def recorded(self, *args, callbacks=(), **kwargs):
+        calls.append(Recorder())
+        return fit(self, *args, callbacks=[*callbacks, calls[-1]], **kwargs)
+
+    monkeypatch.setattr(bundle_class, "fit", recorded)
+    return calls
+
+
+def _saved_weights(app, run_dir):
+    bundle = registry.get(app).bundle_class().load(str(run_dir))
+    return bundle.model.get_weights()
+
+
+def check_rerun(app, tmp_path, monkeypatch, capsys):
+    """Trains 1 epoch; the same flags again only evaluate; `--epochs 2`
+    trains epoch 2 alone, from the finished weights."""
+    run_dir = tmp_path / "run"
+    calls = _record_fits(monkeypatch, app)
+    assert _train(app, run_dir, "--epochs", "1") == 0
+    assert [call.epochs for call in calls] == [[0]]
+    finished = _saved_weights(app, run_dir)
+    capsys.readouterr()
+
+    assert _train(app, run_dir, "--epochs", "1") == 0
+    out = capsys.readouterr().out
+    assert f"The run in {run_dir} is complete (1 epoch): no training" in out
+    assert len(calls) == 1  # `fit` was not called
+    for a, b in zip(_saved_weights(app, run_dir), finished):
+        np.testing.assert_array_equal(a, b)
+
+    assert _train(app, run_dir, "--epochs", "2") == 0
+    out = capsys.readouterr().out
+    assert f"Continuing the finished run in {run_dir} (1 epoch)" in out
+    assert calls[1].epochs == [1]
+    for a, b in zip(calls[1].weights[0], finished):
+        np.testing.assert_allclose(a, b)
+    progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
+    assert progress == {"epochs": 2}
+    assert json.loads((run_dir / "config.json").read_text())["epochs"] == 2
+    return run_dir, calls
+
+
+def test_a_finished_translation_run_goes_on_or_only_evaluates(
+    tmp_path, monkeypatch, capsys
+):
+    run_dir, calls = check_rerun("translation", tmp_path, monkeypatch, capsys)
+
+    # Other flags with --overwrite: a new run from scratch.
+    assert _train("translation", run_dir, "--epochs", "1", "--units", "16",
+                  "--overwrite") == 0  # fmt: skip
+    assert "will be replaced" in capsys.readouterr().out
+    assert calls[2].epochs == [0]
+    assert json.loads((run_dir / "config.json").read_text())["units"] == 16
+    progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
+    assert progress == {"epochs": 1}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("app", ["captioning", "ehr", "entailment"])
+def test_a_finished_run_goes_on_or_only_evaluates(
+    app, tmp_path, monkeypatch, capsys
+):
+    check_rerun(app, tmp_path, monkeypatch, capsys)
+
+
+def test_run_folder_states_and_epoch_counts(tmp_path):
+    from applications.translation.config import TranslationConfig
+
+    config = TranslationConfig(epochs=5)
+    assert run_folder.state(tmp_path) == run_folder.FRESH
+    (tmp_path / "config.json").write_text(config.to_json())
+    assert run_folder.state(tmp_path) == run_folder.FRESH  # no epoch ended
+    (tmp_path / training.WEIGHTS_FILE).write_bytes(b"")
+    assert run_folder.state(tmp_path) == run_folder.FINISHED
+    # A folder written before progress.json existed: its config's epochs.
+    assert run_folder.trained_epochs(tmp_path, config) == 5
+    training.write_progress(tmp_path, 3)
+    assert run_folder.trained_epochs(tmp_path, config) == 3
+    (tmp_path / training.BACKUP_DIR).mkdir()
+    assert run_folder.state(tmp_path) == run_folder.INTERRUPTED
+    run_folder.clear(tmp_path)
+    assert run_folder.state(tmp_path) == run_folder.FRESH
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_differences_leave_out_the_epochs():
+    from applications.translation.config import TranslationConfig
+
+    saved = TranslationConfig(epochs=1)
+    wanted = saved.replace(epochs=4, model="transformer", units=16)
+    changes = run_folder.differences(saved, wanted)
+    assert changes == [("model", "rnn", "transformer"), ("units", 512, 16)]
+    assert run_folder.describe(changes) == (
+        "model: 'rnn' there, 'transformer' now; units: 512 there, 16 now"
+    )
