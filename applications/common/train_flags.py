@@ -79,9 +79,11 @@ def start_run(bundle_class, parser, args, strategy, create):
     """The bundle the run in `--run-dir` trains: the interrupted run's
     there, the finished run's (same flags; more `--epochs` train on),
     else `create()`, at the `--precision` (see `SavedBundle.start_run`;
-    a bad config value, a finished run of other flags without
-    `--overwrite`, or an `--export` folder of another model
-    (`check_export_folder`) is a usage error)."""
+    a bad config value, a `--run-dir` that is a file, a finished run of
+    other flags without `--overwrite`, or an `--export` folder of another
+    model (`check_export_folder`) is a usage error)."""
+    if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
+        parser.error(f"--run-dir {args.run_dir}: a file, not a folder")
     check_export_folder(parser, args.export, bundle_class.application)
     return bundle_class.start_run(
         args.run_dir,

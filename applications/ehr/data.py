@@ -100,9 +100,17 @@ def load_records(directory, format="auto", prediction_hours=24.0):
             admission. Defaults to `24.0`.
 
     Raises:
-        ValueError: for an unknown `format` and a malformed file.
-        FileNotFoundError: for a missing file.
+        ValueError: for an unknown `format`, a malformed file and a
+            path that is a file, not a folder.
+        FileNotFoundError: for a missing folder or file.
     """
+    if not os.path.isdir(directory):
+        if os.path.exists(directory):
+            raise ValueError(
+                f"{directory} is a file: records are a folder (events.csv, "
+                "labels.csv, notes.csv; or MIMIC-IV's hosp/ and icu/)"
+            )
+        raise FileNotFoundError(f"{directory}: no such folder")
     if format == "auto":
         format = detect_format(directory)
     if format not in FORMATS:

@@ -215,7 +215,8 @@ def main(argv=None):
 
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
-    format = data_format(args)
+    with train_flags.usage_errors(parser):
+        format = data_format(args)
     if format not in (None, *SPLIT_FORMATS) and (
         args.train_split or args.test_split
     ):

@@ -70,3 +70,25 @@ def test_export_to_a_version_folder_or_a_file_is_refused(tmp_path, capsys):
             )  # fmt: skip
         assert exit_info.value.code == 2
         assert problem in capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "app, flags, message",
+    [
+        ("ehr", ["--data", "{file}"], "is a file: records are a folder"),
+        ("entailment", ["--data", "{folder}"], "Cannot detect the format"),
+        ("translation", ["--run-dir", "{file}"], "a file, not a folder"),
+    ],
+)
+def test_a_bad_path_is_a_usage_error(app, flags, message, tmp_path, capsys):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("")
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    flags = [f.format(file=a_file, folder=folder) for f in flags]
+    if "--run-dir" not in flags:
+        flags += ["--run-dir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", app, *flags])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err.splitlines()[-1]
