@@ -156,6 +156,7 @@ class Captioner(SavedBundle):
         callbacks=(),
         verbose="auto",
         initial_epoch=0,
+        patience=None,
     ):
         """Trains on images and their captions; returns the History.
 
@@ -164,7 +165,9 @@ class Captioner(SavedBundle):
         weights are checkpointed every epoch and an interrupted run
         restarted with the same directory resumes from its last epoch.
         `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had).
+        epoch, and the epochs the weights already had). With `patience`,
+        training stops once the validation loss has not improved for that
+        many epochs and keeps the best epoch's weights.
         """
         return self.fit_examples(
             (images, captions),
@@ -174,6 +177,7 @@ class Captioner(SavedBundle):
             callbacks,
             verbose,
             initial_epoch=initial_epoch,
+            patience=patience,
         )
 
     def ensure_vocabularies(self, examples):

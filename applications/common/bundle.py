@@ -22,6 +22,7 @@ from applications.common import distribute
 from applications.common import precision
 from applications.common import run_folder
 from applications.common import training
+from applications.common.early_stopping import RunEarlyStopping
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
 from attention_zoo.export import resolve_jit_compile
@@ -191,6 +192,7 @@ class SavedBundle:
         verbose,
         argument="train",
         initial_epoch=0,
+        patience=None,
     ):
         """The body of every bundle's `fit`; returns the History.
 
@@ -217,6 +219,7 @@ class SavedBundle:
             callbacks,
             verbose,
             initial_epoch,
+            patience,
         )
         self.clear_compiled()
         return history
@@ -230,6 +233,7 @@ class SavedBundle:
         callbacks,
         verbose,
         initial_epoch=0,
+        patience=None,
     ):
         """`model.fit` on tf.data datasets, the same for every application.
 
@@ -241,7 +245,10 @@ class SavedBundle:
         multi-worker cluster only the chief writes there, see
         `training.worker_directory`). `epochs` (the last epoch, as in
         `keras.Model.fit`) defaults to the config's; training starts after
-        `initial_epoch`. Returns the History.
+        `initial_epoch`. With `patience`, training stops when the
+        validation loss has not improved for that many epochs and the best
+        epoch's weights are restored (`early_stopping.RunEarlyStopping`,
+        its state kept in `checkpoint_dir`). Returns the History.
         """
         self.ensure_model()
         callbacks = list(callbacks)
@@ -250,6 +257,16 @@ class SavedBundle:
             write_dir = training.worker_directory(checkpoint_dir, self.strategy)
             self.save_assets(write_dir)
             callbacks += training.checkpoint_callbacks(write_dir)
+        if patience is not None:
+            if validation is None:
+                raise ValueError(
+                    "`patience` watches the validation loss: give "
+                    "validation data."
+                )
+            resume = bool(write_dir) and (
+                initial_epoch > 0 or training.has_backup(write_dir)
+            )
+            callbacks.append(RunEarlyStopping(patience, write_dir, resume))
         try:
             return self.model.fit(
                 train,
@@ -386,7 +403,10 @@ class SavedBundle:
             had = f"{bundle.initial_epoch} epoch"
             if bundle.initial_epoch != 1:
                 had += "s"
-            if epochs > bundle.initial_epoch:
+            stopped, kept = run_folder.stopped_early(run_dir)
+            if stopped:
+                had += f", stopped early, epoch {kept} kept"
+            if epochs > bundle.initial_epoch and not stopped:
                 bundle.config = bundle.config.replace(epochs=epochs)
                 print(
                     f"Continuing the finished run in {run_dir} ({had}) up "

@@ -12,13 +12,13 @@ A run folder is in one of three states (`state`):
   `--overwrite` (`SavedBundle.start_run`).
 
 `progress.json` records the epochs the weights have had (written after
-every epoch by `training.checkpoint_callbacks`); folders written before
-it existed count their config's `epochs`.
+every epoch by `training.checkpoint_callbacks`; folders written before
+it existed count their config's `epochs`) and early stopping's state: a
+run that stopped early (`--patience`) is finished whatever its epochs.
 """
 
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 
@@ -28,6 +28,7 @@ FRESH = "fresh"
 INTERRUPTED = "interrupted"
 FINISHED = "finished"
 CONFIG_FILE = "config.json"
+BEST_WEIGHTS_FILE = "best.weights.h5"  # early stopping's best epoch
 # Fields that may change between the runs of one folder: more epochs
 # continue a finished run.
 CONTINUABLE = ("epochs",)
@@ -63,11 +64,14 @@ def read_config(run_dir, config_class):
 def trained_epochs(run_dir, config):
     """The epochs the weights in `run_dir` have had: `progress.json`'s
     count, else (older folders) the saved `config`'s `epochs`."""
-    path = os.path.join(run_dir, training.PROGRESS_FILE)
-    if not os.path.exists(path):
-        return config.epochs
-    with open(path) as f:
-        return int(json.load(f)["epochs"])
+    return int(training.read_progress(run_dir).get("epochs", config.epochs))
+
+
+def stopped_early(run_dir):
+    """`(stopped, best_epoch)`: whether the run in `run_dir` stopped
+    early (`--patience`), and the epoch whose weights it kept."""
+    progress = training.read_progress(run_dir)
+    return bool(progress.get("stopped_early")), progress.get("best_epoch")
 
 
 def differences(saved, wanted, ignore=CONTINUABLE):
@@ -91,7 +95,12 @@ def describe(changes):
 def clear(run_dir):
     """Removes a run's config, weights, progress and backup from
     `run_dir` (`--overwrite`); the new run rewrites its vocabularies."""
-    for name in (CONFIG_FILE, training.WEIGHTS_FILE, training.PROGRESS_FILE):
+    for name in (
+        CONFIG_FILE,
+        training.WEIGHTS_FILE,
+        training.PROGRESS_FILE,
+        BEST_WEIGHTS_FILE,
+    ):
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(run_dir, name))
     shutil.rmtree(

@@ -33,9 +33,16 @@ JIT_COMPILE_CHOICES = {"on": True, "off": False, "auto": None}
 
 
 def add_training_arguments(parser):
-    """`--epochs`, `--batch-size`, `--strategy`, `--precision` and
-    `--learning-rate`."""
-    parser.add_argument("--epochs", type=int)
+    """`--epochs`, `--patience`, `--batch-size`, `--strategy`,
+    `--precision` and `--learning-rate`."""
+    parser.add_argument("--epochs", type=int, help="the most epochs")
+    parser.add_argument(
+        "--patience",
+        type=int,
+        metavar="N",
+        help="stop when the validation loss has not improved for N epochs "
+        "and keep the best epoch's weights",
+    )
     parser.add_argument(
         "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
     )
@@ -72,6 +79,14 @@ def parse_flags(parser, argv):
     `--strategy` they name, made first (`multi-worker` sets up collective
     ops before TensorFlow runs)."""
     args = parser.parse_args(argv)
+    if args.patience is not None:
+        if args.patience < 1:
+            parser.error(f"--patience must be at least 1, not {args.patience}")
+        if getattr(args, "validation_fraction", None) == 0:
+            parser.error(
+                "--patience watches the validation loss: it needs a "
+                "validation split (--validation-fraction above 0)"
+            )
     return args, distribute.strategy_from_flag(parser, args.strategy)
 
 
@@ -108,6 +123,7 @@ def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
             *examples,
             checkpoint_dir=args.run_dir,
             initial_epoch=bundle.initial_epoch,
+            patience=args.patience,
             **fit_kwargs,
         )
     return distribute.is_chief(strategy)

@@ -20,7 +20,8 @@ from applications.common import distribute
 
 WEIGHTS_FILE = "model.weights.h5"
 BACKUP_DIR = "backup"
-PROGRESS_FILE = "progress.json"  # {"epochs": the epochs the weights had}
+# {"epochs": the epochs the weights had, and early stopping's state}
+PROGRESS_FILE = "progress.json"
 
 
 def checkpoint_callbacks(directory):
@@ -32,18 +33,31 @@ def checkpoint_callbacks(directory):
             os.path.join(directory, WEIGHTS_FILE), save_weights_only=True
         ),
         keras.callbacks.LambdaCallback(
-            on_epoch_end=lambda epoch, _: write_progress(directory, epoch + 1)
+            on_epoch_end=lambda epoch, _: write_progress(
+                directory, epochs=epoch + 1
+            )
         ),
         keras.callbacks.BackupAndRestore(os.path.join(directory, BACKUP_DIR)),
     ]
 
 
-def write_progress(directory, epochs):
-    """Records in `directory` that the weights there had `epochs` epochs
-    (written whole, then renamed: an interrupt leaves the old count)."""
+def read_progress(directory):
+    """The dict in `directory`'s `PROGRESS_FILE` ({} when there is none)."""
+    path = os.path.join(directory, PROGRESS_FILE)
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_progress(directory, **fields):
+    """Updates `fields` of `directory`'s `PROGRESS_FILE`: `epochs`, the
+    epochs the weights there had, and what `early_stopping` records
+    (written whole, then renamed: an interrupt leaves the old file)."""
+    progress = {**read_progress(directory), **fields}
     path = os.path.join(directory, PROGRESS_FILE)
     with open(path + ".tmp", "w") as f:
-        json.dump({"epochs": epochs}, f)
+        json.dump(progress, f)
     os.replace(path + ".tmp", path)
 
 

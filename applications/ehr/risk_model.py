@@ -266,6 +266,7 @@ class RiskModel(SavedBundle):
         callbacks=(),
         verbose="auto",
         initial_epoch=0,
+        patience=None,
     ):
         """Trains on `PatientRecords`; returns the History.
 
@@ -274,7 +275,9 @@ class RiskModel(SavedBundle):
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
         `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had).
+        epoch, and the epochs the weights already had). With `patience`,
+        training stops once the validation loss has not improved for that
+        many epochs and keeps the best epoch's weights.
         """
         return self.fit_examples(
             train_records,
@@ -285,6 +288,7 @@ class RiskModel(SavedBundle):
             verbose,
             argument="train_records",
             initial_epoch=initial_epoch,
+            patience=patience,
         )
 
     def ensure_vocabularies(self, examples):

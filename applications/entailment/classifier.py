@@ -171,6 +171,7 @@ class EntailmentClassifier(SavedBundle):
         callbacks=(),
         verbose="auto",
         initial_epoch=0,
+        patience=None,
     ):
         """Trains on `EntailmentExamples`; returns the History.
 
@@ -179,7 +180,9 @@ class EntailmentClassifier(SavedBundle):
         restarted with the same `checkpoint_dir` resumes from its last
         finished epoch.
         `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had).
+        epoch, and the epochs the weights already had). With `patience`,
+        training stops once the validation loss has not improved for that
+        many epochs and keeps the best epoch's weights.
         """
         return self.fit_examples(
             train_examples,
@@ -190,6 +193,7 @@ class EntailmentClassifier(SavedBundle):
             verbose,
             argument="train_examples",
             initial_epoch=initial_epoch,
+            patience=patience,
         )
 
     def ensure_vocabularies(self, examples):

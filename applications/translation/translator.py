@@ -132,6 +132,7 @@ class Translator(SavedBundle):
         callbacks=(),
         verbose="auto",
         initial_epoch=0,
+        patience=None,
     ):
         """Trains on `(source, target)` string pairs; returns the History.
 
@@ -140,7 +141,9 @@ class Translator(SavedBundle):
         and an interrupted run restarted with the same `checkpoint_dir`
         resumes from its last finished epoch (`BackupAndRestore`).
         `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had).
+        epoch, and the epochs the weights already had). With `patience`,
+        training stops once the validation loss has not improved for that
+        many epochs and keeps the best epoch's weights.
         """
         return self.fit_examples(
             list(train_pairs),
@@ -151,6 +154,7 @@ class Translator(SavedBundle):
             verbose,
             argument="train_pairs",
             initial_epoch=initial_epoch,
+            patience=patience,
         )
 
     def ensure_vocabularies(self, pairs):

@@ -14,44 +14,29 @@ from applications import cli
 from applications import registry
 from applications.common import run_folder
 from applications.common import training
+from tests.applications.tiny_runs import TINY_FLAGS
 
-# Tiny runs of each application on its generated data: (flags, a config
-# field and a flag that sets it to another value).
-TINY = {
-    "translation": (
-        ["--synthetic-pairs", "200", "--units", "8", "--embedding-dim", "8",
-         "--vocabulary-size", "60", "--max-length", "12"],
-        ("units", ["--units", "16"]),
-    ),
-    "entailment": (
-        ["--synthetic-examples", "200", "--embedding-dim", "8",
-         "--hidden-units", "8", "--vocabulary-size", "60"],
-        ("hidden_units", ["--hidden-units", "16"]),
-    ),
-    "ehr": (
-        ["--synthetic-patients", "60", "--embedding-dim", "8", "--units",
-         "8"],
-        ("units", ["--units", "16"]),
-    ),
-    "captioning": (
-        ["--synthetic-images", "40", "--image-size", "32", "--embedding-dim",
-         "8", "--units", "8", "--vocabulary-size", "60", "--beam-size", "1"],
-        ("units", ["--units", "16"]),
-    ),
-}  # fmt: skip
+# A config field of each application and a flag that sets it to another
+# value than the tiny run's (8).
+CHANGES = {
+    "translation": ("units", ["--units", "16"]),
+    "entailment": ("hidden_units", ["--hidden-units", "16"]),
+    "ehr": ("units", ["--units", "16"]),
+    "captioning": ("units", ["--units", "16"]),
+}
 
 
 def _train(app, run_dir, *flags):
     return cli.main(
-        ["train", app, *TINY[app][0], "--run-dir", str(run_dir), *flags]
+        ["train", app, *TINY_FLAGS[app], "--run-dir", str(run_dir), *flags]
     )
 
 
 def _fake_finished_run(app, run_dir):
-    """A finished run's files, its config the one `TINY[app]`'s flags make
-    (the weights file is never read: the run is refused)."""
+    """A finished run's files, its config the one `TINY_FLAGS[app]`
+    makes (the weights file is never read: the run is refused)."""
     train_module = importlib.import_module(registry.get(app).train_module)
-    args = train_module._parser().parse_args(TINY[app][0])
+    args = train_module._parser().parse_args(TINY_FLAGS[app])
     run_dir.mkdir()
     (run_dir / "config.json").write_text(
         train_module._config(args, True).to_json()
@@ -59,10 +44,10 @@ def _fake_finished_run(app, run_dir):
     (run_dir / training.WEIGHTS_FILE).write_bytes(b"the first model")
 
 
-@pytest.mark.parametrize("app", sorted(TINY))
+@pytest.mark.parametrize("app", sorted(CHANGES))
 def test_other_flags_never_replace_a_finished_run(app, tmp_path, capsys):
     run_dir = tmp_path / "run"
-    field, flags = TINY[app][1]
+    field, flags = CHANGES[app]
     _fake_finished_run(app, run_dir)
     with pytest.raises(SystemExit) as exit_info:
         _train(app, run_dir, *flags)
@@ -74,7 +59,7 @@ def test_other_flags_never_replace_a_finished_run(app, tmp_path, capsys):
     assert weights.read_bytes() == b"the first model"
 
 
-@pytest.mark.parametrize("app", sorted(TINY))
+@pytest.mark.parametrize("app", sorted(CHANGES))
 def test_another_applications_run_is_refused(app, tmp_path, capsys):
     run_dir = tmp_path / "run"
     other = "entailment" if app == "translation" else "translation"
@@ -182,7 +167,7 @@ def test_run_folder_states_and_epoch_counts(tmp_path):
     assert run_folder.state(tmp_path) == run_folder.FINISHED
     # A folder written before progress.json existed: its config's epochs.
     assert run_folder.trained_epochs(tmp_path, config) == 5
-    training.write_progress(tmp_path, 3)
+    training.write_progress(tmp_path, epochs=3)
     assert run_folder.trained_epochs(tmp_path, config) == 3
     (tmp_path / training.BACKUP_DIR).mkdir()
     assert run_folder.state(tmp_path) == run_folder.INTERRUPTED
