@@ -29,10 +29,11 @@ are joined by single spaces, and then (`join_punctuation=True`, the default)
 the spaces that step 3 put around punctuation are taken out again where
 written text has none: before closing marks (`.,;:!?%)]}»”…`), after opening
 marks (`([{¿¡«“`), inside words around an apostrophe or hyphen (`i'm`,
-`twenty-one`), inside numbers (`3.5`, `10:30`) and between Han / kana
-characters. So `"Hello, I'm here."` comes back as `"hello, i'm here."`. The
-text is the normalized, lower-cased form; straight quotes (`"`) keep their
-spaces, since which side they close cannot be told.
+`C'est`, `twenty-one`), inside numbers (`3.5`, `10:30`), inside pairs of
+straight quotes (`"hi"`, `'hi'`) and German quotes (`„Hallo“`), and
+between Han / kana characters. So `"Hello, I'm here."` comes back as
+`"hello, i'm here."` (the normalized form: lower-cased unless
+`lowercase=False`).
 
 The reserved tokens have fixed ids: `[PAD]` 0, `[UNK]` 1, `[START]` 2,
 `[END]` 3; subwords start at 4.
@@ -71,20 +72,35 @@ _LETTER = r"[\pL\pN]"
 _CJK = r"[\p{Han}\p{Hiragana}\p{Katakana}]"
 _APOSTROPHE = "['’]"
 _HYPHEN = f"({_LETTER}) - ({_LETTER})"
+_OPENERS = r"[¿¡\p{Ps}\p{Pi}]"
 _JOIN_RULES = (
     # Numbers: "3 . 50" -> "3.50", "10 : 30" -> "10:30".
     (r"([0-9]) ([.,:]) ([0-9])", r"\1\2\3"),
-    # English contractions: "i ' m", "don ' t", "we ' ll", "it ' s".
-    (f"({_LETTER}) ({_APOSTROPHE}) (s|t|m|d|re|ve|ll)\\b", r"\1\2\3"),
-    # Elisions: "l ' homme", "qu ' il".
-    (f"\\b([cdjlmnst]|qu) ({_APOSTROPHE}) ({_LETTER})", r"\1\2\3"),
-    # Plural possessives: "the students ' books".
+    # English contractions: "i ' m", "Don ' t", "WE ' LL", "it ' s".
+    (f"({_LETTER}) ({_APOSTROPHE}) ((?i:s|t|m|d|re|ve|ll))\\b", r"\1\2\3"),
+    # Elisions: "l ' homme", "C ' est", "qu ' il", "Qu ' il".
+    (f"\\b((?i:[cdjlmnst]|qu)) ({_APOSTROPHE}) ({_LETTER})", r"\1\2\3"),
+    # Quotes that open and close with one mark, in pairs from the left,
+    # opening at the start or after a space (the apostrophes inside words
+    # are joined above): '" hi "' -> '"hi"', "' ja '" -> "'ja'".
+    ('(^|\\s)" ([^"]*?) "', r'\1"\2"'),
+    ("(^|\\s)' ([^']*?) '", r"\1'\2'"),
+    # Plural possessives, the apostrophes left: "the students ' books"
+    # (two in one sentence read as a quoted pair: "the girls ' and
+    # the boys ' books" comes back "the girls 'and the boys' books").
     (f"(s) ({_APOSTROPHE}) ", r"\1\2 "),
     (_HYPHEN, r"\1-\2"),
     (_HYPHEN, r"\1-\2"),
-    # No space before closing marks, none after opening marks.
+    # German quotes close with the marks that open English ones:
+    # "„ Hallo “" -> "„Hallo“", "‚ ja ‘" -> "‚ja‘".
+    ("„ ([^“„]*?) “", r"„\1“"),
+    ("‚ ([^‘‚]*?) ‘", r"‚\1‘"),
+    # No space before closing marks; none after an opening mark that
+    # starts a word (a German closing “ already joined stays apart from
+    # the next word). Chains ("( « a") take two passes.
     (r" ([.,;:!?%…。、！？：；\p{Pe}\p{Pf}])", r"\1"),
-    (r"([¿¡\p{Ps}\p{Pi}]) ", r"\1"),
+    (f"(^|\\s|{_OPENERS})({_OPENERS}) ", r"\1\2"),
+    (f"(^|\\s|{_OPENERS})({_OPENERS}) ", r"\1\2"),
     (f"({_CJK}) ({_CJK})", r"\1\2"),
     (f"({_CJK}) ({_CJK})", r"\1\2"),
 )

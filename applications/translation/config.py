@@ -34,7 +34,10 @@ class TranslationConfig(AppConfig):
     # Text: WordPiece vocabularies learned from the training pairs.
     source_vocabulary_size: int = 8000
     target_vocabulary_size: int = 8000
-    lowercase: bool = True
+    # Real text keeps its case (BLEU is scored cased); True lower-cases
+    # the vocabularies and so the output (configs saved before this
+    # default changed say `true`).
+    lowercase: bool = False
     normalization: str | None = "NFKC"
     # Longest sequence in tokens (sources are truncated to it, decoding
     # stops at it).

@@ -55,6 +55,12 @@ def _parser():
         choices=["additive", "general", "dot", "scaled_dot", "none"],
     )
     parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
+    parser.add_argument(
+        "--lowercase",
+        action="store_true",
+        help="lower-case the text (vocabularies and output); default: keep "
+        "the case, as cased BLEU scores it",
+    )
     train_flags.add_training_arguments(parser)
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
@@ -83,6 +89,8 @@ def _config(args, synthetic):
         cell=args.cell,
         attention=None if args.attention == "none" else args.attention,
     )
+    if args.lowercase:
+        values["lowercase"] = True
     if args.vocabulary_size is not None:
         values["source_vocabulary_size"] = args.vocabulary_size
         values["target_vocabulary_size"] = args.vocabulary_size
@@ -148,8 +156,11 @@ def main(argv=None):
     print(f"parameters: {translator.model.count_params():,}")
     scores = translator.evaluate(test, beam_size=args.beam_size)
     print(
-        f"test BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f} "
-        f"({scores['examples']} pairs, beam {args.beam_size})"
+        f"test BLEU {scores['bleu']:.2f} (lower-cased "
+        f"{scores['bleu_lowercase']:.2f})  chrF {scores['chrf']:.2f} "
+        f"(lower-cased {scores['chrf_lowercase']:.2f})  "
+        f"({scores['examples']} pairs, beam {args.beam_size})\n"
+        f"  sacreBLEU {scores['bleu_signature']}"
     )
     train_flags.note_few_examples("test", scores["examples"], "pairs")
     for (source, target), hypothesis in list(zip(test, scores["hypotheses"]))[
@@ -176,7 +187,7 @@ def main(argv=None):
     )
     print(f"wrote {path}")
     if args.export:
-        metrics = {key: scores[key] for key in ("bleu", "chrf", "examples")}
+        metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
         metrics["beam_size"] = args.beam_size
         train_flags.export_next_version(translator, args, metrics, train)
     return 0

@@ -259,8 +259,17 @@ class Translator(SavedBundle):
 
     def evaluate(self, pairs, beam_size=1, length_penalty=0.6, batch_size=256):
         """Corpus BLEU and chrF (sacrebleu) of `translate` on the pairs
-        (a `ValueError` when there are none)."""
-        import sacrebleu
+        (a `ValueError` when there are none).
+
+        Returns:
+            A dict: `bleu` and `chrf`, the standard cased scores (a model
+            that lower-cases, `config.lowercase`, loses what it does not
+            write); `bleu_lowercase` and `chrf_lowercase`, both sides
+            lower-cased; `bleu_signature` (sacreBLEU's, for papers),
+            `examples` and `hypotheses`.
+        """
+        from sacrebleu.metrics import BLEU
+        from sacrebleu.metrics import CHRF
 
         pairs = list(pairs)
         if not pairs:
@@ -269,15 +278,21 @@ class Translator(SavedBundle):
         for start in range(0, len(pairs), batch_size):
             chunk = [source for source, _ in pairs[start : start + batch_size]]
             hypotheses += self.translate(chunk, beam_size, length_penalty)
-        references = [target for _, target in pairs]
-        lowercase = self.config.lowercase
-        bleu = sacrebleu.corpus_bleu(
-            hypotheses, [references], lowercase=lowercase
-        )
-        chrf = sacrebleu.corpus_chrf(hypotheses, [references])
+        references = [[target for _, target in pairs]]
+        bleu = BLEU()
+        scores = {
+            "bleu": bleu.corpus_score(hypotheses, references).score,
+            "bleu_lowercase": BLEU(lowercase=True)
+            .corpus_score(hypotheses, references)
+            .score,
+            "chrf": CHRF().corpus_score(hypotheses, references).score,
+            "chrf_lowercase": CHRF(lowercase=True)
+            .corpus_score(hypotheses, references)
+            .score,
+        }
         return {
-            "bleu": bleu.score,
-            "chrf": chrf.score,
+            **scores,
+            "bleu_signature": str(bleu.get_signature()),
             "examples": len(pairs),
             "hypotheses": hypotheses,
         }

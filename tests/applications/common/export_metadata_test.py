@@ -221,6 +221,14 @@ def test_train_export_records_test_metrics_and_data(tmp_path, capsys):
     assert f"exported {export_dir / '1'}" in capsys.readouterr().out
     metadata = read_metadata(export_dir / "1")
     assert metadata["jit_compile"] is False and metadata["version"] == 1
-    assert set(metadata["metrics"]) == {"bleu", "chrf", "examples", "beam_size"}
+    assert set(metadata["metrics"]) == {
+        "bleu",
+        "bleu_lowercase",
+        "bleu_signature",
+        "chrf",
+        "chrf_lowercase",
+        "examples",
+        "beam_size",
+    }
     assert len(metadata["data_fingerprint"]) == 64
     assert not any(_xla_must_compile(str(export_dir / "1")).values())

@@ -175,8 +175,33 @@ JOINED = [
         "l'homme qu'il voit: «hola» at 10:30.",
     ),
     ("東京は大きい。", "東京は大きい。"),
-    ('He said "hi".', 'he said " hi ".'),
+    ('He said "hi".', 'he said "hi".'),
 ]
+
+# Cased text in English, Spanish, German and French that comes back as
+# written (`lowercase=False`).
+CASED = [
+    "I'm here, aren't I? DON'T go.",
+    "Tom's dog isn't here; she said 'yes' to the students' books.",
+    'He said "hi" to me. He said "hi".',
+    "¿Qué pasa? ¡Nada! «Hola», dijo.",
+    "„Hallo“, sagte er. Er sagte „Hallo“ und ging. Das ist ‚gut‘.",
+    "C'est la vie, qu'il dit. L'Homme voit: «Bonjour», dit-il.",
+    "Qu'est-ce que c'est? J'ai 3.50 euros à 10:30.",
+]
+
+
+def test_cased_text_comes_back_as_written():
+    tokenizer = SubwordTokenizer.train(
+        CASED * 3,
+        vocabulary_size=400,
+        lowercase=False,
+        learn_params={"lower_thresh": 1},
+    )
+    ids = tokenizer.tokenize(CASED)
+    assert UNK_ID not in ids.flat_values.numpy().tolist()
+    out = [t.decode() for t in tokenizer.detokenize(ids).numpy()]
+    assert out == CASED
 
 
 def test_detokenize_joins_punctuation_back():

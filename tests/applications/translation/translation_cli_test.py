@@ -64,3 +64,11 @@ def test_train_reports_a_bad_data_line(tmp_path, capsys):
         )
     assert exit_info.value.code == 2  # a usage error, not a traceback
     assert "pairs.tsv:2" in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_real_text_keeps_its_case_unless_lowercase_is_asked():
+    from applications.translation import train
+
+    for flags, lowercase in (([], False), (["--lowercase"], True)):
+        args = train._parser().parse_args(flags)
+        assert train._config(args, synthetic=False).lowercase is lowercase

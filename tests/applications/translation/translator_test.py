@@ -150,6 +150,26 @@ def test_evaluate_reports_bleu_and_chrf(translator, synthetic):
     assert scores["examples"] == 10
 
 
+def test_evaluate_scores_cased_and_labels_lower_cased(translator, monkeypatch):
+    pairs = [
+        ("a", "Der Hund läuft schnell nach Hause."),
+        ("b", "Die Katze schläft auf dem Sofa."),
+    ]
+    lowered = {source: target.lower() for source, target in pairs}
+    monkeypatch.setattr(
+        translator,
+        "translate",
+        lambda sources, *args: [lowered[s] for s in sources],
+    )
+    scores = translator.evaluate(pairs)
+    # A perfect lower-cased output: cased scores lose the capitals, the
+    # lower-cased ones (both sides lower-cased) are perfect.
+    assert scores["bleu_lowercase"] == pytest.approx(100.0)
+    assert scores["chrf_lowercase"] == pytest.approx(100.0)
+    assert scores["bleu"] < 60.0 and scores["chrf"] < 95.0
+    assert "case:mixed" in scores["bleu_signature"]
+
+
 def test_save_and_load_translate_alike(translator, synthetic, tmp_path):
     texts = [source for source, _ in synthetic.pairs[:4]]
     translator.save(tmp_path)
