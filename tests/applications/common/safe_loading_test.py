@@ -33,7 +33,8 @@ SCANNED = ("attention_zoo", "applications")
 # Ways to run code while loading: pickle (and its wrappers), marshal,
 # dill, `Lambda` layers, unsafe Keras deserialization.
 FORBIDDEN = {
-    "pickle": re.compile(r"pickle", re.IGNORECASE),
+    # (`np.load(..., allow_pickle=False)` refuses pickles: allowed.)
+    "pickle": re.compile(r"pickle(?!\s*=\s*False)", re.IGNORECASE),
     "marshal": re.compile(r"\bmarshal\b"),
     "dill": re.compile(r"\bdill\b"),
     "shelve": re.compile(r"\bshelve\b"),
@@ -43,6 +44,11 @@ FORBIDDEN = {
         r"safe_mode\s*=\s*False|enable_unsafe_deserialization"
     ),
 }
+# The one module that may unpickle: PyTorch's `.pth` reader, whose
+# unpickler refuses every global but tensors and OrderedDicts (see its
+# docstring; tests/applications/captioning/torch_weights_test.py checks
+# that it refuses others).
+RESTRICTED_UNPICKLERS = {"applications/captioning/torch_weights.py"}
 IDS = np.array([[5, 3, 7, 2, 0, 0], [4, 9, 1, 0, 0, 0]], "int32")
 
 
@@ -177,5 +183,9 @@ def test_sources_use_no_pickle_lambda_marshal_or_dill():
         for number, line in enumerate(path.read_text().splitlines(), 1)
         for what, pattern in FORBIDDEN.items()
         if pattern.search(line)
+        and not (
+            what == "pickle"
+            and str(path.relative_to(REPOSITORY)) in RESTRICTED_UNPICKLERS
+        )
     ]
     assert not found, "\n".join(found)
