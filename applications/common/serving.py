@@ -97,7 +97,7 @@ def load_export(parser, directory, application):
         `applications.common.startup`) is dropped.
     """
     path = export_version(parser, directory)
-    exported = _exported_application(path)
+    exported = exported_application(path)
     if exported is not None and exported != application:
         fail(parser, _other_export(path, directory, exported, application))
     signature = _load_signature(parser, path)
@@ -108,7 +108,7 @@ def load_export(parser, directory, application):
     return startup.quietly(signature)
 
 
-def _exported_application(path):
+def exported_application(path):
     """The application `metadata.json` in `path` names; None where the
     file is missing, unreadable or names none."""
     from attention_zoo.export import read_metadata
@@ -156,7 +156,7 @@ def _other_inputs(path, directory, specs, application):
         for name, spec in sorted(specs.items())
     )
     expected = ", ".join(registry.get(application).export_inputs)
-    if _exported_application(path) is not None:
+    if exported_application(path) is not None:
         return (
             f"{path}'s {SIGNATURE} takes {takes}, not {expected} as "
             f"{application} exports do"

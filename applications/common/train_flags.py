@@ -15,16 +15,15 @@ scores that rest on few examples), draws and `export_next_version`.
 """
 
 import contextlib
-import json
 import math
 import os
 
 from applications.common import distribute
 from applications.common import precision
 from applications.common import run_folder
+from applications.common import serving
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import next_version
-from attention_zoo.export.metadata import METADATA_FILE
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
@@ -274,11 +273,9 @@ def check_export_folder(parser, export, application):
             "goes beside them"
         )
     for name in sorted(os.listdir(export)):
-        path = os.path.join(export, name, METADATA_FILE)
-        if not (name.isdigit() and os.path.exists(path)):
+        if not name.isdigit():
             continue
-        with open(path) as f:
-            other = json.load(f).get("application")
+        other = serving.exported_application(os.path.join(export, name))
         if other not in (None, application):
             parser.error(
                 f"--export {export} holds version {name} of a {other} "
