@@ -2,6 +2,8 @@
 
     python benchmarks/captioning_quality.py --datasets shapes
     python benchmarks/captioning_quality.py --datasets flickr8k --epochs 30
+    python benchmarks/captioning_quality.py --datasets flickr8k \\
+        --encoder efficientnet_lite0 --encoder-weights imagenet --seeds 0 1 2
 
 Datasets:
 
@@ -21,7 +23,13 @@ step). Training stops when the validation loss has not improved for
 `--patience` epochs and keeps the best epoch's weights (the only choice made
 on data, made on validation); each model is then evaluated once on test with
 beam search (beam 3): corpus BLEU-1..4 and CIDEr-D. BLEU-4 and CIDEr-D on
-the validation split are printed as well.
+the validation split are printed as well. With several `--seeds`, each
+seed trains both models (another initialisation and order of the
+examples; the splits stay the same) and the mean over seeds is printed.
+
+With a pretrained `--encoder-weights` the encoder is frozen and each
+image's features are computed once (`Captioner.caches_features`): the
+training time is the decoder's, plus one pass of the encoder per image.
 """
 
 import argparse
@@ -40,6 +48,7 @@ from applications.captioning.captioner import Captioner  # noqa: E402
 from applications.captioning.config import CaptioningConfig  # noqa: E402
 from applications.captioning.decoder import PREDICTIONS  # noqa: E402
 from applications.captioning.metrics import caption_metrics  # noqa: E402
+from applications.captioning.model import EFFICIENTNET_LITE0  # noqa: E402
 from applications.captioning.shapes import attention_localisation  # noqa: E402
 
 SHARED = os.path.join(
@@ -71,12 +80,37 @@ def main(argv=None):
     )
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--patience", type=int, default=4)
-    parser.add_argument("--image-size", type=int, default=128)
+    parser.add_argument(
+        "--image-size",
+        type=int,
+        help="default: 224 with efficientnet_lite0, else 128",
+    )
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--embedding-dim", type=int, default=128)
     parser.add_argument("--dropout", type=float, default=0.3)
     parser.add_argument("--attention-regularization", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="one training of each model per seed",
+    )
+    parser.add_argument(
+        "--encoder",
+        default="small_cnn",
+        help="Flickr8k's encoder: 'small_cnn' (from scratch) or "
+        "'efficientnet_lite0'",
+    )
+    parser.add_argument(
+        "--encoder-weights",
+        help="'imagenet' or a weights file (frozen); default: random",
+    )
+    parser.add_argument(
+        "--encoder-stage",
+        type=int,
+        help="efficientnet_lite0's stage for the grid (default: the head)",
+    )
     parser.add_argument(
         "--bootstrap",
         type=int,
@@ -104,13 +138,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     rows = []
-    captions = {}  # (dataset, model) -> split -> (hypotheses, references)
+    captions = {}  # (dataset, model, seed) -> split -> (hypotheses, refs)
     for dataset in args.datasets:
         if dataset == "shapes":
             base = dict(cli.SYNTHETIC_DEFAULTS, epochs=args.epochs)
         else:
+            lite0 = args.encoder == EFFICIENTNET_LITE0
             base = dict(
-                image_size=args.image_size,
+                encoder=args.encoder,
+                encoder_weights=args.encoder_weights,
+                encoder_stage=args.encoder_stage,
+                image_size=args.image_size
+                or (cli.LITE0_IMAGE_SIZE if lite0 else 128),
                 units=args.units,
                 embedding_dim=args.embedding_dim,
                 dropout=args.dropout,
@@ -118,89 +157,149 @@ def main(argv=None):
                 augment=args.augment,
                 epochs=args.epochs,
             )
-        train, validation, test = load(dataset, base["image_size"], args.seed)
+        # The same splits for every seed.
+        train, validation, test = load(
+            dataset, base["image_size"], args.seeds[0]
+        )
         print(
             f"{dataset}: {len(train)} train / {len(validation)} validation / "
             f"{len(test)} test images",
             flush=True,
         )
-        for name, attention in (("attention", "additive"), ("baseline", None)):
-            if name not in args.models:
-                continue
-            prediction = args.prediction or base.get("prediction", "deep")
-            config = CaptioningConfig(
-                **dict(base, prediction=prediction if attention else "deep"),
-                attention=attention,
-                seed=args.seed,
-            )
-            captioner = Captioner(config)
-            stop = keras.callbacks.EarlyStopping(
-                monitor="val_loss",
-                patience=args.patience,
-                restore_best_weights=True,
-            )
-            start = time.perf_counter()
-            history = captioner.fit(
-                train.images,
-                train.captions,
-                validation=(validation.images, validation.captions),
-                callbacks=[stop],
-                verbose=2,
-            )
-            minutes = (time.perf_counter() - start) / 60
-            losses = history.history["val_loss"]
-            best = losses.index(min(losses)) + 1
-            # Validation scores too: a choice between models can be read
-            # from these without the test split.
-            checked_hypotheses = captioner.caption(
-                validation.images, beam_size=3
-            )
-            checked = caption_metrics(checked_hypotheses, validation.captions)
-            hypotheses, heatmaps, tokens = captioner.caption(
-                test.images, beam_size=3, return_attention=True
-            )
-            scores = caption_metrics(hypotheses, test.captions)
-            exact = cli.exact_match(hypotheses, test.captions)
-            located = float("nan")
-            if dataset == "shapes" and attention is not None:
-                located = attention_localisation(
-                    heatmaps, tokens, test.objects, config.image_size
-                )["rate"]
-            captions[dataset, name] = {
-                "validation": (checked_hypotheses, validation.captions),
-                "test": (hypotheses, test.captions),
-            }
-            rows.append(
-                (dataset, name, captioner.model.count_params(), best,
-                 len(losses), minutes, scores, exact, located, checked)
-            )  # fmt: skip
-            print(
-                f"{dataset} {name}: BLEU-4 {scores['bleu_4']:.1f} CIDEr "
-                f"{scores['cider']:.3f} exact {exact:.1%} ({minutes:.1f} min)",
-                flush=True,
-            )
-            for hypothesis, refs in list(zip(hypotheses, test.captions))[:3]:
-                print(f"  {hypothesis}\n    (reference: {refs[0]})")
+        for seed in args.seeds:
+            for name in args.models:
+                row, outputs = train_and_score(
+                    dataset, name, base, seed, (train, validation, test), args
+                )
+                rows.append(row)
+                captions[dataset, name, seed] = outputs
     print(
-        "\n| data | model | parameters | best epoch / run | train min | "
-        "BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | CIDEr-D | exact | localisation "
-        "| val BLEU-4 | val CIDEr-D |"
+        "\n| data | model | seed | parameters | best epoch / run | train min "
+        "| BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | CIDEr-D | exact | "
+        "localisation | val BLEU-4 | val CIDEr-D |"
     )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-          "| ---: | ---: | ---: | ---: |")  # fmt: skip
+          "| ---: | ---: | ---: | ---: | ---: |")  # fmt: skip
     for row in rows:
-        data_name, name, params, best, run, minutes, s, exact, located, v = row
+        (
+            data_name,
+            name,
+            seed,
+            params,
+            best,
+            run,
+            minutes,
+            s,
+            exact,
+            located,
+            v,
+        ) = row
         bleu = " | ".join(f"{s[f'bleu_{n}']:.1f}" for n in range(1, 5))
         print(
-            f"| {data_name} | {name} | {params:,} | {best} / {run} | "
+            f"| {data_name} | {name} | {seed} | {params:,} | {best} / {run} | "
             f"{minutes:.1f} | {bleu} | {s['cider']:.3f} | {exact:.1%} | "
             f"{located:.1%} | {v['bleu_4']:.1f} | {v['cider']:.3f} |"
         )
+    if len(args.seeds) > 1:
+        print_seed_means(rows)
     for dataset in args.datasets:
-        pair = [captions.get((dataset, m)) for m in ("attention", "baseline")]
-        if None not in pair:
-            print_paired_bootstrap(dataset, *pair, args.bootstrap)
+        for seed in args.seeds:
+            pair = [
+                captions.get((dataset, m, seed))
+                for m in ("attention", "baseline")
+            ]
+            if None not in pair:
+                print_paired_bootstrap(
+                    f"{dataset}, seed {seed}", *pair, args.bootstrap
+                )
     return 0
+
+
+def train_and_score(dataset, name, base, seed, splits, args):
+    """Trains model `name` ("attention" or "baseline") with early
+    stopping, captions validation and test with beam 3. Returns the
+    table row and `{split: (hypotheses, references)}`."""
+    train, validation, test = splits
+    attention = "additive" if name == "attention" else None
+    prediction = args.prediction or base.get("prediction", "deep")
+    config = CaptioningConfig(
+        **dict(base, prediction=prediction if attention else "deep"),
+        attention=attention,
+        seed=seed,
+    )
+    captioner = Captioner(config)
+    stop = keras.callbacks.EarlyStopping(
+        monitor="val_loss",
+        patience=args.patience,
+        restore_best_weights=True,
+    )
+    start = time.perf_counter()
+    history = captioner.fit(
+        train.images,
+        train.captions,
+        validation=(validation.images, validation.captions),
+        callbacks=[stop],
+        verbose=2,
+    )
+    minutes = (time.perf_counter() - start) / 60
+    losses = history.history["val_loss"]
+    best = losses.index(min(losses)) + 1
+    # Validation scores too: a choice between models can be read from
+    # these without the test split.
+    checked_hypotheses = captioner.caption(validation.images, beam_size=3)
+    checked = caption_metrics(checked_hypotheses, validation.captions)
+    hypotheses, heatmaps, tokens = captioner.caption(
+        test.images, beam_size=3, return_attention=True
+    )
+    scores = caption_metrics(hypotheses, test.captions)
+    exact = cli.exact_match(hypotheses, test.captions)
+    located = float("nan")
+    if dataset == "shapes" and attention is not None:
+        located = attention_localisation(
+            heatmaps, tokens, test.objects, config.image_size
+        )["rate"]
+    print(
+        f"{dataset} {name} seed {seed}: BLEU-4 {scores['bleu_4']:.1f} CIDEr "
+        f"{scores['cider']:.3f} (validation {checked['bleu_4']:.1f} / "
+        f"{checked['cider']:.3f}) exact {exact:.1%} ({minutes:.1f} min)",
+        flush=True,
+    )
+    for hypothesis, refs in list(zip(hypotheses, test.captions))[:3]:
+        print(f"  {hypothesis}\n    (reference: {refs[0]})")
+    row = (dataset, name, seed, captioner.model.count_params(), best,
+           len(losses), minutes, scores, exact, located, checked)  # fmt: skip
+    outputs = {
+        "validation": (checked_hypotheses, validation.captions),
+        "test": (hypotheses, test.captions),
+    }
+    return row, outputs
+
+
+def print_seed_means(rows):
+    """Mean (and spread) over seeds of BLEU-4 and CIDEr-D per model."""
+    print("\nMean over seeds (min-max):")
+    groups = {}
+    for row in rows:
+        groups.setdefault(row[:2], []).append(row)
+    for (data_name, name), group in groups.items():
+        parts = []
+        for label, index in (("test", 7), ("validation", 10)):
+            for metric, scale in (("bleu_4", "{:.1f}"), ("cider", "{:.3f}")):
+                values = [row[index][metric] for row in group]
+                parts.append(
+                    f"{label} {metric} "
+                    + scale.format(np.mean(values))
+                    + " ("
+                    + scale.format(min(values))
+                    + "-"
+                    + scale.format(max(values))
+                    + ")"
+                )
+        minutes = np.mean([row[6] for row in group])
+        print(
+            f"  {data_name} {name} ({len(group)} seeds, {minutes:.1f} min "
+            f"each): " + ", ".join(parts)
+        )
 
 
 def paired_bootstrap(first, second, references, samples, seed=0):
@@ -225,9 +324,9 @@ def paired_bootstrap(first, second, references, samples, seed=0):
     return difference(range(count)), low, high
 
 
-def print_paired_bootstrap(dataset, attention, baseline, samples):
+def print_paired_bootstrap(label, attention, baseline, samples):
     print(
-        f"\n{dataset}, attention minus baseline, 95 % paired bootstrap "
+        f"\n{label}, attention minus baseline, 95 % paired bootstrap "
         f"intervals ({samples} resamples of the images):"
     )
     for split in ("validation", "test"):

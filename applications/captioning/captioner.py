@@ -10,6 +10,10 @@ from applications.captioning.config import CaptioningConfig
 from applications.captioning.decoding import CaptionDecoder
 from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
+from applications.captioning.model import decoder_model
+from applications.captioning.model import encoder_is_trainable
+from applications.captioning.model import encoder_model
+from applications.common import distribute
 from applications.common.bundle import SavedBundle
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
@@ -25,7 +29,9 @@ class Captioner(SavedBundle):
     `applications.captioning.data.load_images` and `read_image`), already
     at the config's `image_size`. `fit` learns a WordPiece vocabulary from
     the training captions, builds `build_captioner` from the config and
-    trains it with teacher forcing on `(image, caption)` pairs;
+    trains it with teacher forcing on `(image, caption)` pairs (with a
+    frozen encoder and no augmentation, on each image's features,
+    computed once: `caches_features`);
     `caption` decodes with the shared compiled greedy / beam search
     (`attention_zoo.decoding.decode` over a `CaptionDecoder`);
     `evaluate` reports corpus BLEU-1..4 and CIDEr-D; `export` writes a
@@ -46,6 +52,7 @@ class Captioner(SavedBundle):
     def __init__(self, config=None, tokenizer=None, model=None, strategy=None):
         super().__init__(config, model, strategy)
         self.tokenizer = tokenizer
+        self._decoder_model = self._decoder_source = None
 
     def input_limits(self):
         """The side images are resized to, and the caption tokens made."""
@@ -79,9 +86,50 @@ class Captioner(SavedBundle):
             attention_regularization=config.attention_regularization,
             attention_query=config.attention_query,
             prediction=config.prediction,
-            encoder_weights=config.encoder_weights,
-            trainable_encoder=config.trainable_encoder,
+            # Restored weights replace pretrained ones: not read then.
+            encoder_weights=None if self.restoring else config.encoder_weights,
+            trainable_encoder=self.trainable_encoder(),
+            encoder_stage=config.encoder_stage,
         )
+
+    def trainable_encoder(self):
+        """Whether the encoder trains (the config's `trainable_encoder`;
+        `None`: frozen when its weights are pretrained)."""
+        return encoder_is_trainable(
+            self.config.trainable_encoder, self.config.encoder_weights
+        )
+
+    def caches_features(self):
+        """Whether `fit` trains on features computed once per image: the
+        encoder is frozen and the images are not augmented, so each
+        image's feature map is the same at every epoch (as Xu et al.
+        trained). The weights trained are the same; the encoder runs once
+        per image rather than once per caption and epoch."""
+        return not self.trainable_encoder() and not self.config.augment
+
+    def training_model(self):
+        """With `caches_features`, the model from the feature map on
+        (`model.decoder_model`), compiled with the captioner's optimizer
+        (the same slots); else the captioner's model."""
+        if not self.caches_features():
+            return self.model
+        if self._decoder_source is not self.model:
+            with distribute.scope(self.strategy):
+                head = decoder_model(self.model)
+                head.compile(
+                    optimizer=self.model.optimizer, **self.compile_arguments()
+                )
+            self._decoder_model, self._decoder_source = head, self.model
+        return self._decoder_model
+
+    def image_features(self, images, batch_size=32):
+        """The frozen encoder's feature maps `(N, H, W, C)` (float32) of
+        images `(N, S, S, 3)` in `[0, 1]`, with a progress bar."""
+        images = _check_images(images, self.config.image_size)
+        features = encoder_model(self.model).predict(
+            images, batch_size=batch_size, verbose="auto"
+        )
+        return np.asarray(features, "float32")
 
     def compile_arguments(self):
         """The loss and metrics (`build` adds the optimizer)."""
@@ -92,7 +140,9 @@ class Captioner(SavedBundle):
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
 
-    def dataset(self, images, captions, shuffle=False, augment=False):
+    def dataset(
+        self, images, captions, shuffle=False, augment=False, features=False
+    ):
         """Teacher-forced batches of `(image, caption)` pairs.
 
         `captions[i]` is a str or a list of str for `images[i]`; every
@@ -100,8 +150,15 @@ class Captioner(SavedBundle):
         tokens + END, both cut and PAD-filled to `max_length`, a fixed
         length (the decoder then unrolls its steps, which XLA needs).
         With `augment`, each pair's image is a random crop, mirrored half
-        of the time (`augment.random_crops`).
+        of the time (`augment.random_crops`). With `features`, the inputs
+        are `{"features", "caption_in"}`, each image's encoder features
+        computed once (`image_features`), for `training_model`.
         """
+        if features and augment:
+            raise ValueError(
+                "Features computed once cannot be augmented: give "
+                "`features` or `augment`, not both."
+            )
         images = _check_images(images, self.config.image_size)
         index, texts = [], []
         for i, caption in enumerate(captions):
@@ -114,7 +171,9 @@ class Captioner(SavedBundle):
                 "entries: give one entry (a str or a list) per image."
             )
         length = self.config.max_length
-        pixels = tf.constant(images)
+        pixels = tf.constant(
+            self.image_features(images) if features else images
+        )
         pairs = tf.data.Dataset.from_tensor_slices(
             (np.asarray(index, "int32"), texts)
         )
@@ -135,7 +194,7 @@ class Captioner(SavedBundle):
             if augment:
                 image = random_crops(image, seed=self.config.seed)
             inputs = {
-                "image": image,
+                "features" if features else "image": image,
                 "caption_in": caption_in,
             }
             return inputs, caption_out
@@ -187,11 +246,15 @@ class Captioner(SavedBundle):
     def training_dataset(self, examples):
         images, captions = examples
         return self.dataset(
-            images, captions, shuffle=True, augment=self.config.augment
+            images,
+            captions,
+            shuffle=True,
+            augment=self.config.augment,
+            features=self.caches_features(),
         )
 
     def validation_dataset(self, examples):
-        return self.dataset(*examples)
+        return self.dataset(*examples, features=self.caches_features())
 
     # -- inference --------------------------------------------------------
 

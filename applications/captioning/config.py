@@ -7,6 +7,7 @@ from applications.captioning.decoder import QUERIES
 from applications.captioning.decoder import check_prediction
 from applications.common.config import AppConfig
 from attention_zoo.checks import check_choice
+from attention_zoo.checks import check_positive_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -14,7 +15,8 @@ class CaptioningConfig(AppConfig):
     """Every setting of a captioning model and its training run."""
 
     # Model (`build_captioner`).
-    encoder: str = "small_cnn"  # or a keras.applications name
+    # "small_cnn", "efficientnet_lite0" or a keras.applications name.
+    encoder: str = "small_cnn"
     image_size: int = 64
     embedding_dim: int = 256
     units: int = 512
@@ -27,8 +29,14 @@ class CaptioningConfig(AppConfig):
     # How words are predicted: the paper's "deep" output from the soft
     # context, or "latent" (`AttentionLSTMDecoder`'s `prediction`).
     prediction: str = "deep"
-    trainable_encoder: bool = True
+    # None: frozen when `encoder_weights` are given (pretrained), else
+    # trained (`model.encoder_is_trainable`).
+    trainable_encoder: bool | None = None
+    # None (random), "imagenet" (efficientnet_lite0) or a weights file.
     encoder_weights: str | None = None
+    # efficientnet_lite0's feature grid: None, the head (7 x 7 x 1280 at
+    # 224 px), or a stage's output (5: 14 x 14 x 112).
+    encoder_stage: int | None = None
     # Text: a WordPiece vocabulary learned from the training captions.
     vocabulary_size: int = 5000
     lowercase: bool = True
@@ -62,6 +70,8 @@ class CaptioningConfig(AppConfig):
         check_choice("attention", self.attention, ATTENTIONS)
         check_choice("attention_query", self.attention_query, QUERIES)
         check_prediction(self.prediction, self.attention)
+        if self.encoder_stage is not None:
+            check_positive_int("encoder_stage", self.encoder_stage)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"

@@ -7,21 +7,35 @@ set the decoder attends over, one element per image region.
 - `encoder="small_cnn"` (default): a compact CNN trained from scratch:
   blocks of two 3x3 convolutions (ReLU, batch norm) and a 2x2 max-pool,
   as many blocks as halve the image to `8 x 8` positions (3 for 64 px).
+- `encoder="efficientnet_lite0"`: EfficientNet-Lite0
+  (`applications.captioning.encoders.efficientnet_lite0`) with
+  `encoder_weights=None` (random), `"imagenet"` (its ImageNet weights, from
+  the `[imagenet]` extra) or the path of its `.npz` / `.pth` state dict.
+  `encoder_stage` picks the feature grid: `None`, the head
+  (`7 x 7 x 1280` at 224 px), or the output of a stage (stage 5:
+  `14 x 14 x 112`).
 - `encoder="<keras.applications name>"` (`"ResNet50"`, `"MobileNetV2"`,
   `"EfficientNetB0"`, ...): that backbone without its classifier, with
   `encoder_weights=None` (random, the default; nothing is downloaded) or
   the path of a weights file the user supplies, its last feature map used;
   the `[0, 1]` input is rescaled to what the backbone expects (see
-  `BackbonePreprocessing`). `trainable_encoder=False` freezes it.
+  `BackbonePreprocessing`).
+
+`trainable_encoder=False` freezes the encoder, `True` trains it; `None`
+(the default) freezes it when its weights are pretrained (`encoder_weights`
+given) and trains it otherwise. `decoder_model(model)` is the part after a
+frozen encoder, trained on features computed once (`Captioner` does so).
 """
 
 import keras
 from keras import ops
 
+from applications.captioning import encoders
 from applications.captioning.decoder import AttentionLSTMDecoder
 from attention_zoo.checks import check_positive_int
 
 SMALL_CNN = "small_cnn"
+EFFICIENTNET_LITE0 = "efficientnet_lite0"
 # keras.applications preprocessing modes (keras.applications.imagenet_utils)
 # by backbone family; "none": the backbone takes 0-255 pixels and scales
 # them itself.
@@ -94,14 +108,34 @@ class BackbonePreprocessing(keras.layers.Layer):
         return config
 
 
+def encoder_is_trainable(trainable_encoder, encoder_weights):
+    """`trainable_encoder`, its `None` resolved: frozen when pretrained."""
+    if trainable_encoder is None:
+        return encoder_weights is None
+    return bool(trainable_encoder)
+
+
 def build_encoder(
     encoder=SMALL_CNN,
     image_size=64,
     encoder_weights=None,
-    trainable_encoder=True,
+    trainable_encoder=None,
+    encoder_stage=None,
 ):
     """The image encoder: `(B, S, S, 3)` in `[0, 1]` -> `(B, H, W, C)`."""
     check_positive_int("image_size", image_size)
+    if encoder_stage is not None and encoder != EFFICIENTNET_LITE0:
+        raise ValueError(
+            f"`encoder_stage` picks a stage of {EFFICIENTNET_LITE0}. "
+            f"Received: encoder={encoder!r}, encoder_stage={encoder_stage}"
+        )
+    if encoder_weights is not None and encoder == SMALL_CNN:
+        raise ValueError(
+            "The small CNN is trained from scratch: `encoder_weights` is for "
+            f"{EFFICIENTNET_LITE0} or a keras.applications encoder. "
+            f"Received: encoder_weights={encoder_weights!r}"
+        )
+    trainable_encoder = encoder_is_trainable(trainable_encoder, encoder_weights)
     images = keras.Input((image_size, image_size, 3), name="image")
     if encoder == SMALL_CNN:
         if image_size < 16 or image_size & (image_size - 1):
@@ -128,13 +162,30 @@ def build_encoder(
                 x = keras.layers.ReLU(name=f"block{block}_relu{conv}")(x)
             x = keras.layers.MaxPooling2D(name=f"block{block}_pool")(x)
         model = keras.Model(images, x, name=SMALL_CNN)
+    elif encoder == EFFICIENTNET_LITE0:
+        backbone = encoders.efficientnet_lite0(
+            weights=encoder_weights,
+            output_stage=encoder_stage,
+            input_shape=(image_size, image_size, 3),
+        )
+        backbone.trainable = trainable_encoder
+        # Lite0 takes 0-255 pixels and scales them itself.
+        x = BackbonePreprocessing("none", name="preprocessing")(images)
+        model = keras.Model(images, backbone(x), name=f"{encoder}_encoder")
     else:
         application = getattr(keras.applications, encoder, None)
         if application is None or not callable(application):
             raise ValueError(
-                "`encoder` must be 'small_cnn' or the name of a "
-                "keras.applications model (e.g. 'ResNet50', 'MobileNetV2'). "
-                f"Received: encoder={encoder!r}"
+                f"`encoder` must be 'small_cnn', '{EFFICIENTNET_LITE0}' or "
+                "the name of a keras.applications model (e.g. 'ResNet50', "
+                f"'MobileNetV2'). Received: encoder={encoder!r}"
+            )
+        if encoder_weights == "imagenet":
+            raise ValueError(
+                "Nothing is downloaded: a keras.applications encoder takes "
+                "the path of a weights file; the ImageNet weights that come "
+                f"with the package are {EFFICIENTNET_LITE0}'s. Received: "
+                f"encoder={encoder!r}, encoder_weights='imagenet'"
             )
         backbone = application(
             include_top=False,
@@ -165,15 +216,17 @@ def build_captioner(
     attention_query="state",
     prediction="deep",
     encoder_weights=None,
-    trainable_encoder=True,
+    trainable_encoder=None,
+    encoder_stage=None,
     name="captioner",
 ):
     """An image captioner with spatial attention (show, attend and tell).
 
     Args:
         vocabulary_size: int, number of word ids (0 is padding).
-        encoder: `"small_cnn"` or a `keras.applications` model name (see
-            the module docstring). Defaults to `"small_cnn"`.
+        encoder: `"small_cnn"`, `"efficientnet_lite0"` or a
+            `keras.applications` model name (see the module docstring).
+            Defaults to `"small_cnn"`.
         image_size: int, the square input size `S`. Defaults to `64`.
         embedding_dim: int. Defaults to `256`.
         units: int, LSTM width. Defaults to `512`.
@@ -190,10 +243,13 @@ def build_captioner(
             `"latent"` (each word a mixture over the positions looked at:
             heatmaps that point at what each word names; see
             `AttentionLSTMDecoder`). Defaults to `"deep"`.
-        encoder_weights: None or the path of a weights file for a
-            `keras.applications` encoder. Defaults to `None`.
-        trainable_encoder: bool; `False` freezes the encoder. Defaults to
-            `True`.
+        encoder_weights: None, `"imagenet"` (`"efficientnet_lite0"`) or
+            the path of a weights file for the encoder. Defaults to `None`.
+        trainable_encoder: bool, or `None`: frozen when `encoder_weights`
+            is given, else trained. Defaults to `None`.
+        encoder_stage: `None` or the `"efficientnet_lite0"` stage whose
+            output is the feature grid (see the module docstring).
+            Defaults to `None`.
         name: model name.
 
     Returns:
@@ -204,7 +260,7 @@ def build_captioner(
         weights `(B, T, H, W)`.
     """
     image_encoder = build_encoder(
-        encoder, image_size, encoder_weights, trainable_encoder
+        encoder, image_size, encoder_weights, trainable_encoder, encoder_stage
     )
     images = keras.Input((image_size, image_size, 3), name="image")
     caption_in = keras.Input((None,), dtype="int32", name="caption_in")
@@ -247,6 +303,34 @@ class CaptionMask(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[0])
+
+
+def encoder_model(model):
+    """`model`'s image encoder, `(B, S, S, 3)` -> `(B, H, W, C)`."""
+    return keras.Model(
+        model.get_layer("image").output,
+        model.get_layer("annotations").input,
+        name=f"{model.name}_encoder",
+    )
+
+
+def decoder_model(model):
+    """A model sharing `model`'s weights from the encoder's feature map
+    on: inputs `{"features": (B, H, W, C), "caption_in"}`, the same logits.
+
+    With a frozen encoder, training it on features computed once
+    (`encoder_model(model).predict(images)`) trains `model`: their
+    trainable variables are the same, in the same order."""
+    annotations = model.get_layer("annotations")
+    features = keras.Input(annotations.input.shape[1:], name="features")
+    caption_in = keras.Input((None,), dtype="int32", name="caption_in")
+    logits, _ = model.get_layer("decoder")(annotations(features), caption_in)
+    logits = model.get_layer("logits")([logits, caption_in])
+    return keras.Model(
+        {"features": features, "caption_in": caption_in},
+        logits,
+        name=f"{model.name}_decoder",
+    )
 
 
 def attention_model(model):

@@ -3,6 +3,8 @@
     attention-zoo train captioning                       # generated shapes
     attention-zoo train captioning --data ../shared/data/flickr8k \\
         --image-size 128 --epochs 20 --export saved_models/captioning
+    attention-zoo train captioning --data ../shared/data/flickr8k \\
+        --encoder efficientnet_lite0 --encoder-weights imagenet --patience 3
     attention-zoo train captioning --format coco \\
         --data ../shared/data/coco-mini/annotations/captions_val2017.json
 
@@ -33,6 +35,7 @@ from applications.captioning.decoder import ATTENTIONS
 from applications.captioning.decoder import PREDICTIONS
 from applications.captioning.decoder import QUERIES
 from applications.captioning.metrics import exact_match
+from applications.captioning.model import EFFICIENTNET_LITE0
 from applications.captioning.splits import Split  # noqa: F401  (train.Split)
 from applications.common import train_flags
 
@@ -42,6 +45,8 @@ from applications.common import train_flags
 # that a 7-word caption cannot give and so spreads the attention out (at
 # 0.1 the localisation fell from 70 % to 45 % and exact matches from 93 %
 # to 50 %).
+# EfficientNet-Lite0's ImageNet size: a 7 x 7 grid from its head.
+LITE0_IMAGE_SIZE = 224
 SYNTHETIC_DEFAULTS = dict(
     image_size=32,
     # Words predicted from the positions looked at: the heatmaps point at
@@ -91,16 +96,36 @@ def _parser():
     )
     parser.add_argument(
         "--encoder",
-        help="'small_cnn' (default) or a keras.applications model name, "
-        "e.g. ResNet50",
+        help="'small_cnn' (default, trained from scratch), "
+        "'efficientnet_lite0' or a keras.applications model name, e.g. "
+        "ResNet50",
     )
     parser.add_argument(
         "--encoder-weights",
-        metavar="FILE",
-        help="weights file for a keras.applications encoder (default: "
-        "random weights; nothing is downloaded)",
+        metavar="imagenet|FILE",
+        help="the encoder's pretrained weights: 'imagenet' "
+        "(efficientnet_lite0, from the [imagenet] extra) or a weights file "
+        "(default: random weights; nothing is downloaded)",
     )
-    parser.add_argument("--freeze-encoder", action="store_true")
+    parser.add_argument(
+        "--encoder-stage",
+        type=int,
+        metavar="N",
+        help="efficientnet_lite0: the stage whose output the decoder "
+        "attends over (default: the head, 7x7x1280 at 224 px; 5: 14x14x112)",
+    )
+    trainable = parser.add_mutually_exclusive_group()
+    trainable.add_argument(
+        "--freeze-encoder",
+        action="store_true",
+        help="keep the encoder's weights fixed (the default with "
+        "--encoder-weights; each image's features are then computed once)",
+    )
+    trainable.add_argument(
+        "--fine-tune-encoder",
+        action="store_true",
+        help="train pretrained --encoder-weights with the decoder",
+    )
     parser.add_argument(
         "--attention",
         default="additive",
@@ -127,7 +152,12 @@ def _parser():
         "positions looked at ('latent': heatmaps that point at what each "
         "word names; the default on the generated shapes)",
     )
-    parser.add_argument("--image-size", type=int)
+    parser.add_argument(
+        "--image-size",
+        type=int,
+        help="the side images are resized to (default: 224 with "
+        "efficientnet_lite0, 32 for the generated shapes, else 64)",
+    )
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--units", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -158,6 +188,7 @@ def _config(args, synthetic):
         SYNTHETIC_DEFAULTS if synthetic else {},
         (
             "encoder",
+            "encoder_stage",
             "attention_regularization",
             "attention_query",
             "prediction",
@@ -169,9 +200,11 @@ def _config(args, synthetic):
             "dropout",
         ),
         attention=None if args.no_attention else args.attention,
-        trainable_encoder=not args.freeze_encoder,
+        trainable_encoder=_trainable_encoder(args),
         encoder_weights=args.encoder_weights,
     )
+    if values.get("encoder") == EFFICIENTNET_LITE0 and args.image_size is None:
+        values["image_size"] = LITE0_IMAGE_SIZE
     if args.augment:
         if synthetic:
             raise ValueError(
@@ -183,6 +216,16 @@ def _config(args, synthetic):
     if values["attention"] is None and args.prediction is None:
         values["prediction"] = "deep"  # the baseline has nothing to mix
     return CaptioningConfig(**values)
+
+
+def _trainable_encoder(args):
+    """`--fine-tune-encoder`: True, `--freeze-encoder`: False, neither:
+    None (frozen when pretrained)."""
+    if args.fine_tune_encoder:
+        return True
+    if args.freeze_encoder:
+        return False
+    return None
 
 
 def synthetic_splits(args, image_size):

@@ -63,6 +63,8 @@ class SavedBundle:
         under (None: the default)."""
         self.config = config or self.config_class()
         self.model = model
+        # True in a bundle whose weights are about to be restored.
+        self.restoring = False
         self.strategy = strategy
         self.clear_compiled()
 
@@ -251,12 +253,16 @@ class SavedBundle:
         its state kept in `checkpoint_dir`). Returns the History.
         """
         self.ensure_model()
+        trained = self.training_model()
+        # The run folder's weights are the whole model's, when `fit`
+        # trains a part of it (`training_model`).
+        weights_model = None if trained is self.model else self.model
         callbacks = list(callbacks)
         write_dir = None
         if checkpoint_dir:
             write_dir = training.worker_directory(checkpoint_dir, self.strategy)
             self.save_assets(write_dir)
-            callbacks += training.checkpoint_callbacks(write_dir)
+            callbacks += training.checkpoint_callbacks(write_dir, weights_model)
         if patience is not None:
             if validation is None:
                 raise ValueError(
@@ -266,9 +272,11 @@ class SavedBundle:
             resume = bool(write_dir) and (
                 initial_epoch > 0 or training.has_backup(write_dir)
             )
-            callbacks.append(RunEarlyStopping(patience, write_dir, resume))
+            callbacks.append(
+                RunEarlyStopping(patience, write_dir, resume, weights_model)
+            )
         try:
-            return self.model.fit(
+            return trained.fit(
                 train,
                 validation_data=validation,
                 epochs=epochs or self.config.epochs,
@@ -280,6 +288,13 @@ class SavedBundle:
         finally:
             if write_dir != checkpoint_dir:  # a worker's temporary copy
                 shutil.rmtree(write_dir, ignore_errors=True)
+
+    def training_model(self):
+        """The model `fit_datasets` trains: the bundle's model, or a model
+        sharing all its trainable variables, in the same order, that the
+        training and validation datasets feed (a captioner with a frozen
+        encoder trains its decoder on cached features)."""
+        return self.model
 
     def require_model(self):
         """The model; a `ValueError` when there is none yet."""
@@ -325,6 +340,9 @@ class SavedBundle:
             for attribute, folder in cls.tokenizer_dirs.items()
         }
         bundle = cls(config, strategy=strategy, **tokenizers)
+        # The weights come from the run: `make_model` need not read
+        # pretrained ones (a captioner's ImageNet encoder).
+        bundle.restoring = True
         bundle.ensure_model()
         return bundle
 

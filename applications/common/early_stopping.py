@@ -37,14 +37,20 @@ class RunEarlyStopping(keras.callbacks.Callback):
         resume: bool, go on from the state in `directory`'s
             `progress.json` (a resumed or continued run) rather than
             start afresh.
+        weights_model: the model whose weights `directory`'s
+            `model.weights.h5` holds, when it is not the one `fit` trains
+            (see `training.SaveWeights`). Defaults to `None`: that one.
     """
 
-    def __init__(self, patience, directory=None, resume=False):
+    def __init__(
+        self, patience, directory=None, resume=False, weights_model=None
+    ):
         super().__init__()
         check_positive_int("patience", patience)
         self.patience = patience
         self.directory = directory
         self.resume = resume
+        self.weights_model = weights_model
 
     def on_train_begin(self, logs=None):
         state = {}
@@ -94,7 +100,7 @@ class RunEarlyStopping(keras.callbacks.Callback):
         if self.best_epoch != self.last_epoch:
             if self.directory:
                 self.model.load_weights(self._best_path())
-                self.model.save_weights(
+                (self.weights_model or self.model).save_weights(
                     os.path.join(self.directory, training.WEIGHTS_FILE)
                 )
             elif self.best_weights is not None:

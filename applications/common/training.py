@@ -24,14 +24,13 @@ BACKUP_DIR = "backup"
 PROGRESS_FILE = "progress.json"
 
 
-def checkpoint_callbacks(directory):
-    """`ModelCheckpoint` (weights, every epoch), the epoch count after it
-    (`PROGRESS_FILE`) and `BackupAndRestore`."""
+def checkpoint_callbacks(directory, weights_model=None):
+    """`SaveWeights` (`WEIGHTS_FILE`, every epoch, of `weights_model`,
+    else the model `fit` trains), the epoch count after it
+    (`PROGRESS_FILE`) and `BackupAndRestore` (of the model `fit` trains)."""
     os.makedirs(directory, exist_ok=True)
     return [
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(directory, WEIGHTS_FILE), save_weights_only=True
-        ),
+        SaveWeights(os.path.join(directory, WEIGHTS_FILE), weights_model),
         keras.callbacks.LambdaCallback(
             on_epoch_end=lambda epoch, _: write_progress(
                 directory, epochs=epoch + 1
@@ -39,6 +38,22 @@ def checkpoint_callbacks(directory):
         ),
         keras.callbacks.BackupAndRestore(os.path.join(directory, BACKUP_DIR)),
     ]
+
+
+class SaveWeights(keras.callbacks.Callback):
+    """Saves a model's weights (with its optimizer's state) to `path`
+    after every epoch, as `ModelCheckpoint(path, save_weights_only=True)`
+    does, but of `weights_model` when given rather than of the model `fit`
+    trains: a captioner trained on cached features (a model sharing its
+    trainable weights) saves the whole captioner."""
+
+    def __init__(self, path, weights_model=None):
+        super().__init__()
+        self.path = path
+        self.weights_model = weights_model
+
+    def on_epoch_end(self, epoch, logs=None):
+        (self.weights_model or self.model).save_weights(self.path)
 
 
 def read_progress(directory):

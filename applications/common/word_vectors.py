@@ -19,6 +19,7 @@ embedding = keras.layers.Embedding(
 
 import numpy as np
 
+from applications.common import packaged_vectors
 from applications.common.loaders import iter_lines
 from applications.common.loaders import line_error
 
@@ -38,7 +39,9 @@ def load_word_vectors(
 
     Reads GloVe text files (`word v1 ... vD` a line) and word2vec text files
     (the same after a first line `count dim`, detected); `.gz` files are
-    decompressed. The dimension `D` comes from the header or the first
+    decompressed. `path` may also name vectors installed as a package
+    (`"glove-6b-50d"`: `applications.common.packaged_vectors`), matched
+    the same way. The dimension `D` comes from the header or the first
     line. A line with more than `D + 1` fields holds a word with spaces
     (GloVe 840B has a few): the word is everything before the last `D`
     fields. The numbers of a line are parsed only when its word is kept
@@ -55,7 +58,7 @@ def load_word_vectors(
     padding row of a masked embedding must be zero) and count as not found.
 
     Args:
-        path: str or path-like.
+        path: str or path-like, or the name of packaged vectors.
         vocabulary: sequence of str, the tokens by id (e.g.
             `SubwordTokenizer.vocabulary`).
         embedding_dim: int or None, the dimension the file must have.
@@ -105,9 +108,14 @@ def load_word_vectors(
         if token not in reserved:
             key = token.lower() if lowercase else token
             rows.setdefault(key, []).append(index)
-    dim, vectors = _read_vectors(
-        path, rows, embedding_dim, lowercase, max_lines, encoding
-    )
+    if packaged_vectors.is_packaged(path):
+        dim, vectors = _packaged(
+            path, rows, embedding_dim, lowercase, max_lines
+        )
+    else:
+        dim, vectors = _read_vectors(
+            path, rows, embedding_dim, lowercase, max_lines, encoding
+        )
     if not vectors and (rows and scale is None):
         raise ValueError(
             f"None of the {len(vocabulary)} vocabulary tokens is in {path}"
@@ -191,6 +199,24 @@ def _read_vectors(path, rows, embedding_dim, lowercase, max_lines, encoding):
             header_line,
             f"the header says {count} vectors, the file has {num_lines}",
         )
+    return dim, vectors
+
+
+def _packaged(name, rows, embedding_dim, lowercase, max_lines):
+    """`_read_vectors` for the packaged vectors `name`."""
+    words, matrix = packaged_vectors.read_packaged_vectors(name)
+    dim = matrix.shape[1]
+    if embedding_dim is not None and dim != embedding_dim:
+        raise ValueError(
+            f"{name} has {dim}-dimensional vectors, expected "
+            f"embedding_dim={embedding_dim} (give an embedding dimension of "
+            f"{dim} with these vectors)"
+        )
+    vectors = {}
+    for index, word in enumerate(words[:max_lines]):
+        key = word.lower() if lowercase else word
+        if key in rows and key not in vectors:
+            vectors[key] = np.array(matrix[index], "float32")
     return dim, vectors
 
 

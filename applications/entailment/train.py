@@ -17,6 +17,7 @@ import argparse
 import math
 import os
 
+from applications.common import packaged_vectors
 from applications.common import train_flags
 from applications.entailment import data
 from applications.entailment.config import EntailmentConfig
@@ -32,6 +33,8 @@ SYNTHETIC_DEFAULTS = dict(
     learning_rate=3e-3,
     epochs=15,
 )
+# The word vectors real data starts from where they are installed.
+DEFAULT_VECTORS = "glove-6b-50d"
 # The formats whose files hold named splits (`--train-split`, `--test-split`).
 SPLIT_FORMATS = ("three-files", "sick")
 
@@ -73,7 +76,14 @@ def _parser():
         action="store_true",
         help="train the no-attention baseline instead",
     )
-    parser.add_argument("--word-vectors", help="GloVe/word2vec text file")
+    parser.add_argument(
+        "--word-vectors",
+        metavar="glove-6b-50d|FILE|none",
+        help="word vectors the embeddings start from: 'glove-6b-50d' "
+        "(GloVe 6B, 50-d, from the [glove] extra: the default on real data "
+        "where it is installed), a GloVe/word2vec text file (give its "
+        "--embedding-dim), or 'none' (random)",
+    )
     parser.add_argument(
         "--fixed-embeddings",
         action="store_true",
@@ -91,6 +101,30 @@ def _parser():
     return parser
 
 
+def word_vectors(args):
+    """`(vectors, note)`: the word vectors the run starts from and a line
+    to print about them (or `None`). `--word-vectors`, else
+    `DEFAULT_VECTORS` on real data (`--data`) where they are installed and
+    `--embedding-dim` is theirs (or not given); `None` for random
+    embeddings (`--word-vectors none`)."""
+    if args.word_vectors is not None:
+        if args.word_vectors.lower() == "none":
+            return None, None
+        return args.word_vectors, f"word vectors: {args.word_vectors}"
+    if not args.data or not packaged_vectors.is_installed(DEFAULT_VECTORS):
+        return None, None
+    dim = packaged_vectors.dimension(DEFAULT_VECTORS)
+    if args.embedding_dim not in (None, dim):
+        return None, (
+            f"random embeddings: the default {DEFAULT_VECTORS} vectors are "
+            f"{dim}-d, not --embedding-dim {args.embedding_dim}"
+        )
+    return DEFAULT_VECTORS, (
+        f"word vectors: {DEFAULT_VECTORS} (the default where installed; "
+        "--word-vectors none for random embeddings)"
+    )
+
+
 def _config(args, synthetic):
     values = train_flags.config_values(
         args,
@@ -106,6 +140,9 @@ def _config(args, synthetic):
         attention=not args.no_attention,
         trainable_embeddings=not args.fixed_embeddings,
     )
+    vectors, _ = word_vectors(args)
+    if packaged_vectors.is_packaged(vectors) and args.embedding_dim is None:
+        values["embedding_dim"] = packaged_vectors.dimension(vectors)
     return EntailmentConfig(**values)
 
 
@@ -234,11 +271,17 @@ def main(argv=None):
     run_dir = args.run_dir
 
     def create():
-        classifier = EntailmentClassifier(
-            _config(args, not args.data), strategy=strategy
-        )
-        if args.word_vectors:
-            print(classifier.use_word_vectors(args.word_vectors, train))
+        try:
+            classifier = EntailmentClassifier(
+                _config(args, not args.data), strategy=strategy
+            )
+            vectors, note = word_vectors(args)
+            if note:
+                print(note)
+            if vectors:
+                print(classifier.use_word_vectors(vectors, train))
+        except ImportError as error:  # a missing extra: a usage error
+            raise ValueError(str(error)) from None
         return classifier
 
     classifier = train_flags.start_run(
