@@ -4,7 +4,8 @@
     attention-zoo demo [--out DIR] [--only APP ...] [--quick]
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
     attention-zoo train APP [--data PATH] [--epochs N] ...
-    attention-zoo SERVE_COMMAND DIR ...       # run APP's export
+    attention-zoo SERVE_COMMAND MODEL ...     # run APP's export
+    attention-zoo models                      # the shipped models
 
 The applications (APP) and their serve commands come from
 `applications.registry` (`attention-zoo --help` lists them). Each job's
@@ -27,6 +28,7 @@ DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
 FULL_DEMO = "applications.demo.run"  # `demo` without one of DEMOS' names
+MODELS = "applications.models_command"
 _APPLICATIONS = registry.all_applications()
 TRAINERS = {app.name: app.train_module for app in _APPLICATIONS}
 COMMANDS = {app.serve_command: app.serve_module for app in _APPLICATIONS}
@@ -66,6 +68,11 @@ def _parser():
             nargs=argparse.REMAINDER,
             help="the job's own flags (see NAME --help)",
         )
+    commands.add_parser(
+        "models",
+        help="list the trained models shipped in saved_models/",
+        add_help=False,
+    ).add_argument("args", nargs=argparse.REMAINDER)
     for command in COMMANDS:
         sub = commands.add_parser(
             command,
@@ -82,6 +89,8 @@ def main(argv=None):
     startup.quiet_tensorflow_start()
     argv = sys.argv[1:] if argv is None else list(argv)
     argv = argv or DEFAULT_JOB
+    if argv[0] == "models":
+        return importlib.import_module(MODELS).main(argv[1:])
     if argv[0] in COMMANDS:
         # Handed over untouched: argparse's REMAINDER would reject a leading
         # flag such as `caption --help`.

@@ -24,7 +24,7 @@ class CaptioningServingModule(ServingModule):
     ):
         super().__init__(name="captioning")
         self.tokenizer = captioner.tokenizer
-        self.model = captioner.model
+        self.track_model(captioner.model)
         self._size = captioner.config.image_size
         self._captioner = captioner
         self._search = (beam_size, length_penalty, jit_compile)

@@ -334,6 +334,7 @@ def main(argv=None):
         args,
         strategy,
         lambda: Captioner(_config(args, synthetic), strategy=strategy),
+        config=lambda: _config(args, synthetic),
     )
     config = captioner.config
     with train_flags.usage_errors(parser):

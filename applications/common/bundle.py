@@ -3,7 +3,11 @@ folder, saved and loaded the same way by every application.
 
 The folder holds `config.json`, one `SubwordTokenizer` folder per
 tokenizer and `model.weights.h5` (with the optimizer's state, so training
-can go on).
+can go on). An export's version folder holds the same config and
+vocabularies beside the SavedModel, whose variables are the model's
+weights: `from_export` (and `from_preset`, by a shipped model's name, see
+`applications.zoo`) loads a bundle from it, to translate, caption or
+classify in Python or to fine-tune with `fit`.
 
 A bundle may hold a `tf.distribute.Strategy` (`strategy`, None for the
 default): the model is then built, compiled and restored under its scope,
@@ -438,6 +442,58 @@ class SavedBundle:
                 )
         precision.use_run_precision(bundle.config, precision_flag)
         return bundle
+
+    @classmethod
+    def from_export(cls, directory, strategy=None):
+        """The bundle of the export in `directory` (a version folder, or a
+        folder of numbered versions: the newest), with the exported
+        weights and a fresh optimizer, under `strategy` (None: the
+        default): ready to predict, or to `fit` on new examples (its
+        vocabularies are kept: new words go through the subwords).
+
+        Raises:
+            FileNotFoundError: no SavedModel in `directory`.
+            ValueError: the export is another application's, or has no
+                `config.json` beside it, or its weights do not fit the
+                config.
+        """
+        from attention_zoo.export import read_metadata
+        from attention_zoo.export import read_model_weights
+        from attention_zoo.export import resolve_version
+
+        path = resolve_version(directory)
+        try:
+            exported = read_metadata(path).get("application")
+        except (OSError, ValueError):
+            exported = None
+        if exported != cls.application:
+            raise ValueError(
+                f"{path} is not an export of {cls.application} "
+                f"(its metadata.json names {exported!r})"
+            )
+        if not os.path.isfile(os.path.join(path, CONFIG_FILE)):
+            raise ValueError(f"{path} has no {CONFIG_FILE} beside the model")
+        bundle = cls.load_assets(path, strategy)
+        read_model_weights(bundle.model, path)
+        bundle.clear_compiled()
+        return bundle
+
+    @classmethod
+    def from_preset(cls, preset, strategy=None):
+        """`from_export` of a shipped model's name (`attention-zoo models`
+        lists them, see `applications.zoo`) or of an export folder, as
+        keras-hub's `from_preset` takes a preset's name or path.
+
+        Example:
+
+        ```python
+        translator = Translator.from_preset("translation-spa-eng")
+        translator.translate(["¿Dónde está la biblioteca?"])
+        ```
+        """
+        from applications import zoo
+
+        return cls.from_export(zoo.resolve(preset), strategy)
 
     @classmethod
     def load(cls, directory, strategy=None):

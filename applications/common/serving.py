@@ -37,13 +37,16 @@ def command_parser(prog, description, examples):
 
 
 def export_parser(prog, description, examples):
-    """A `command_parser` whose first argument is `directory`: an export
-    folder (its newest version is used) or a version folder."""
+    """A `command_parser` whose first argument is `directory`: a shipped
+    model's name (`applications.zoo`), an export folder (its newest
+    version is used) or a version folder."""
     parser = command_parser(prog, description, examples)
     parser.add_argument(
         "directory",
-        help="export folder (its newest numbered version is served) or "
-        "one version folder",
+        metavar="MODEL",
+        help="a shipped model's name (`attention-zoo models` lists them), "
+        "an export folder (its newest numbered version is served) or one "
+        "version folder",
     )
     return parser
 
@@ -57,9 +60,20 @@ def fail(parser, message):
 def export_version(parser, directory):
     """The version folder to serve in `directory`: the folder itself when
     it holds `saved_model.pb`, else its newest numbered version (see
-    `attention_zoo.export.resolve_version`); `fail`s when there is none."""
+    `attention_zoo.export.resolve_version`); a name that is not a path is
+    a shipped model's (`applications.zoo`). `fail`s when there is none."""
     if not os.path.exists(directory):
-        fail(parser, f"{directory} does not exist: expected an export folder")
+        from applications import zoo
+
+        shipped = zoo.find(directory)
+        if shipped is None:
+            names = ", ".join(m.name for m in zoo.shipped_models()) or "none"
+            fail(
+                parser,
+                f"{directory} does not exist: expected an export folder or "
+                f"a shipped model's name ({names})",
+            )
+        directory = shipped.path
     if not os.path.isdir(directory):
         fail(parser, f"{directory} is a file, not an export folder")
     from attention_zoo.export import resolve_version

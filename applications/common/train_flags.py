@@ -14,7 +14,10 @@ without `--overwrite`), `fit_run` (trains with a checkpoint per epoch in
 scores that rest on few examples), draws and `export_next_version`.
 """
 
+import argparse
 import contextlib
+import copy
+import dataclasses
 import math
 import os
 
@@ -27,6 +30,17 @@ from attention_zoo.export import next_version
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
+# What `--init-from` takes from the flags; the export's config keeps the
+# rest (its sizes and vocabularies are the weights').
+FINE_TUNING_FIELDS = ("epochs", "batch_size", "learning_rate", "seed")
+# Config field -> the flags (dests) other than its own name that set it.
+FIELD_FLAGS = {
+    "source_vocabulary_size": ("vocabulary_size",),
+    "target_vocabulary_size": ("vocabulary_size",),
+    "attention": ("no_attention",),
+    "trainable_encoder": ("fine_tune_encoder", "freeze_encoder"),
+    "trainable_embeddings": ("fixed_embeddings",),
+}
 # `--jit-compile` values -> the `jit_compile` argument of `export`.
 JIT_COMPILE_CHOICES = {"on": True, "off": False, "auto": None}
 
@@ -69,6 +83,13 @@ def add_run_arguments(parser, app, contents):
         metavar="DIR",
         help=f"export a new version under DIR (e.g. saved_models/{app})",
     )
+    parser.add_argument(
+        "--init-from",
+        metavar="MODEL",
+        help="fine-tune: start from a shipped model (`attention-zoo "
+        "models`) or an export folder, with its weights, vocabularies and "
+        "sizes; --epochs, --batch-size, --learning-rate and --seed apply",
+    )
     add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
 
@@ -78,6 +99,7 @@ def parse_flags(parser, argv):
     `--strategy` they name, made first (`multi-worker` sets up collective
     ops before TensorFlow runs)."""
     args = parser.parse_args(argv)
+    args.given_flags = given_flags(parser, argv)
     if args.patience is not None:
         if args.patience < 1:
             parser.error(f"--patience must be at least 1, not {args.patience}")
@@ -89,16 +111,35 @@ def parse_flags(parser, argv):
     return args, distribute.strategy_from_flag(parser, args.strategy)
 
 
-def start_run(bundle_class, parser, args, strategy, create):
+def given_flags(parser, argv):
+    """The dests of the flags given in `argv` (None: `sys.argv[1:]`),
+    abbreviations and `--flag=value` included: what `parser` reads when
+    no default is filled in."""
+    bare = copy.deepcopy(parser)
+    for action in bare._actions:
+        action.default = argparse.SUPPRESS
+    given, _ = bare.parse_known_args(argv)
+    return set(vars(given))
+
+
+def start_run(bundle_class, parser, args, strategy, create, config=None):
     """The bundle the run in `--run-dir` trains: the interrupted run's
     there, the finished run's (same flags; more `--epochs` train on),
-    else `create()`, at the `--precision` (see `SavedBundle.start_run`;
-    a bad config value, a `--run-dir` that is a file, a finished run of
-    other flags without `--overwrite`, or an `--export` folder of another
-    model (`check_export_folder`) is a usage error)."""
+    else `create()` (with `--init-from`, the export's bundle instead,
+    `init_from`; `config()` is the config the flags ask for), at the
+    `--precision` (see `SavedBundle.start_run`; a bad config value, a
+    `--run-dir` that is a file, a finished run of other flags without
+    `--overwrite`, or an `--export` folder of another model
+    (`check_export_folder`) is a usage error)."""
     if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
         parser.error(f"--run-dir {args.run_dir}: a file, not a folder")
     check_export_folder(parser, args.export, bundle_class.application)
+    if getattr(args, "init_from", None):
+        with usage_errors(parser):
+            wanted = config()
+        create = lambda: init_from(  # noqa: E731
+            bundle_class, parser, args, strategy, wanted
+        )
     return bundle_class.start_run(
         args.run_dir,
         strategy,
@@ -107,6 +148,53 @@ def start_run(bundle_class, parser, args, strategy, create):
         parser,
         overwrite=args.overwrite,
     )
+
+
+def init_from(bundle_class, parser, args, strategy, wanted):
+    """`--init-from MODEL`: the bundle of a shipped model's name or an
+    export folder (`SavedBundle.from_preset`), its config taking the
+    `FINE_TUNING_FIELDS` of `wanted` (the flags' config) and recompiled
+    for them; its vocabularies are kept (new words go through the
+    subwords). A flag given for another field whose value differs from
+    the export's is a usage error naming both values."""
+    from applications import zoo
+    from applications.common import distribute
+    from applications.common import precision
+
+    try:
+        path = zoo.resolve(args.init_from)
+    except FileNotFoundError as error:
+        parser.error(f"--init-from: {error}")
+    try:
+        bundle = bundle_class.from_preset(path, strategy)
+    except (OSError, ValueError) as error:
+        parser.error(f"--init-from {args.init_from}: {error}")
+    given = getattr(args, "given_flags", set())
+    conflicts = []
+    for field in dataclasses.fields(wanted):
+        name = field.name
+        if name in FINE_TUNING_FIELDS:
+            continue
+        flags = (name, *FIELD_FLAGS.get(name, ()))
+        mine, theirs = getattr(wanted, name), getattr(bundle.config, name)
+        if mine != theirs and given & set(flags):
+            conflicts.append(f"{name} is {theirs!r} there, {mine!r} here")
+    if conflicts:
+        parser.error(
+            f"--init-from {args.init_from} keeps the model's sizes and "
+            f"vocabularies: {'; '.join(conflicts)}. Leave those flags out."
+        )
+    bundle.config = bundle.config.replace(
+        **{name: getattr(wanted, name) for name in FINE_TUNING_FIELDS}
+    )
+    with distribute.scope(strategy):
+        with precision.policy_scope(bundle.config.precision):
+            bundle.build()  # the optimizer at the new learning rate
+    print(
+        f"--init-from {args.init_from}: fine-tuning {path} "
+        f"({bundle.model.count_params():,} parameters, its vocabularies)"
+    )
+    return bundle
 
 
 def fit_run(bundle, args, strategy, *examples, **fit_kwargs):

@@ -49,7 +49,7 @@ class RiskServingModule(ServingModule):
     def __init__(self, risk_model, jit_compile=True):
         super().__init__(name="ehr_risk")
         config = risk_model.config
-        self.model = risk_model.model
+        self.track_model(risk_model.model)
         self.note_tokenizer = risk_model.note_tokenizer
         self._max_events = config.max_events
         self._max_note_tokens = config.max_note_tokens

@@ -195,7 +195,12 @@ def main(argv=None):
         return RiskModel(config, strategy=strategy)
 
     risk_model = train_flags.start_run(
-        RiskModel, parser, args, strategy, create
+        RiskModel,
+        parser,
+        args,
+        strategy,
+        create,
+        config=lambda: _config(args, synthetic is not None),
     )
     if not train_flags.fit_run(risk_model, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports

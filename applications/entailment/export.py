@@ -21,7 +21,7 @@ class EntailmentServingModule(ServingModule):
     def __init__(self, classifier, jit_compile=True):
         super().__init__(name="entailment")
         self.tokenizer = classifier.tokenizer
-        self.model = classifier.model
+        self.track_model(classifier.model)
         self._predict = classifier.predict_function(jit_compile)
         self._ids = classifier.ids
         self._labels = tf.constant(LABELS)

@@ -285,7 +285,12 @@ def main(argv=None):
         return classifier
 
     classifier = train_flags.start_run(
-        EntailmentClassifier, parser, args, strategy, create
+        EntailmentClassifier,
+        parser,
+        args,
+        strategy,
+        create,
+        config=lambda: _config(args, not args.data),
     )
     if not train_flags.fit_run(classifier, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports

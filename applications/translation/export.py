@@ -25,7 +25,7 @@ class TranslationServingModule(ServingModule):
         super().__init__(name="translation")
         self.source_tokenizer = translator.source_tokenizer
         self.target_tokenizer = translator.target_tokenizer
-        self.model = translator.model
+        self.track_model(translator.model)
         self._max_length = translator.config.max_length
         self._translator = translator
         self._search = (beam_size, length_penalty, jit_compile)

@@ -149,6 +149,7 @@ def main(argv=None):
         lambda: Translator(
             _config(args, synthetic is not None), strategy=strategy
         ),
+        config=lambda: _config(args, synthetic is not None),
     )
     if not train_flags.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports

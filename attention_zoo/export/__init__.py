@@ -6,7 +6,8 @@
   the next free number.
 - Reading: `resolve_version` finds the newest version, `load_signature`
   loads one signature in process, `read_metadata` reads what an export
-  is.
+  is, `read_model_weights` puts the exported weights back into a Keras
+  model built from the export's config (to fine-tune it).
 - Serving: `predict_request` answers TF Serving's REST `predict` bodies
   with a loaded export, in process.
 
@@ -26,6 +27,8 @@ from attention_zoo.export.metadata import file_sha256
 from attention_zoo.export.metadata import read_metadata
 from attention_zoo.export.metadata import resolve_jit_compile
 from attention_zoo.export.metadata import write_metadata
+from attention_zoo.export.model_weights import exported_weights
+from attention_zoo.export.model_weights import read_model_weights
 from attention_zoo.export.saving import save_export
 from attention_zoo.export.versions import resolve_version
 
@@ -40,11 +43,13 @@ __all__ = [
     "ServingModule",
     "atomic_directory",
     "data_fingerprint",
+    "exported_weights",
     "file_sha256",
     "load_signature",
     "next_version",
     "predict_request",
     "read_metadata",
+    "read_model_weights",
     "resolve_jit_compile",
     "resolve_version",
     "save_export",

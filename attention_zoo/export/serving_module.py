@@ -24,9 +24,13 @@ class ServingModule(tf.Module):
       `{"serving_default": "serve"}`, the one TF Serving answers when a
       request names no signature. Extend it in a subclass to export more
       (`{**ServingModule.SIGNATURES, "encode": "encode"}`).
-    - **State.** Trackable attributes (`self.model = model`, a tokenizer,
-      lookup tables) are saved with their variables, as for any
-      `tf.Module`.
+    - **State.** Trackable attributes (a tokenizer, lookup tables) are
+      saved with their variables, as for any `tf.Module`. The Keras model
+      is given to `track_model`, which saves its weights and nothing else
+      (a compiled model's optimizer slots would double or triple the
+      export's size): they are the checkpoint's `model_weights` list, in
+      `model.weights` order, which `attention_zoo.export.read_model_weights`
+      reads back into a model built from the same config.
     - **Assets.** Files passed as `assets={"vocabulary.txt": path}` are
       copied into the SavedModel's `assets/` folder and read from there
       once loaded: `self.asset_path("vocabulary.txt")` is the path tensor
@@ -44,7 +48,7 @@ class ServingModule(tf.Module):
     class DoublingModule(ServingModule):
         def __init__(self, model):
             super().__init__(name="doubling")
-            self.model = model
+            self.track_model(model)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float32,
                                                     name="x")])
@@ -65,6 +69,19 @@ class ServingModule(tf.Module):
             key: tf.saved_model.Asset(path)
             for key, path in (assets or {}).items()
         }
+
+    def track_model(self, model):
+        """Makes `model` the module's `model` and saves its weights, only.
+
+        `model.weights` become the tracked list `model_weights` (the
+        SavedModel's variables, in that order); the model itself is kept
+        untracked, so what else it holds (its optimizer and the
+        optimizer's slots, a compiled model's metrics) stays out of the
+        export.
+        """
+        self.model_weights = list(model.weights)
+        # Past `tf.Module`'s attribute tracking: not a dependency.
+        object.__setattr__(self, "model", model)
 
     def asset_path(self, key):
         """The path (a tf.string scalar) of the asset saved under `key`:

@@ -1,0 +1,71 @@
+"""`SavedBundle.from_export`: every application's export is all it takes
+to load the bundle again (config, vocabularies and the model's weights,
+kept once in the SavedModel without optimizer slots)."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from applications import registry
+from tests.serving_testing import APPLICATIONS
+from tests.serving_testing import tiny_bundle
+
+
+@pytest.fixture(scope="module", params=APPLICATIONS)
+def exported(request, tmp_path_factory):
+    application = request.param
+    bundle = tiny_bundle(application)
+    base = tmp_path_factory.mktemp(application)
+    bundle.export(str(base / "1"), jit_compile=False)
+    return application, bundle, str(base)
+
+
+def test_the_export_holds_the_model_weights_once(exported):
+    _, bundle, base = exported
+    reader = tf.train.load_checkpoint(
+        os.path.join(base, "1", "variables", "variables")
+    )
+    keys = [k for k in reader.get_variable_to_shape_map() if "optimizer" in k]
+    assert keys == []
+    weights = sum(int(np.prod(w.shape)) for w in bundle.model.weights)
+    stored = os.path.getsize(
+        os.path.join(base, "1", "variables", "variables.data-00000-of-00001")
+    )
+    # float32 weights, with room for the tokenizers' tables only.
+    assert weights * 4 <= stored < weights * 4 * 1.5 + 200_000
+
+
+def test_from_export_gives_the_same_config_vocabularies_and_weights(exported):
+    application, bundle, base = exported
+    loaded = registry.get(application).bundle_class().from_export(base)
+    assert loaded.config == bundle.config
+    for attribute in type(bundle).tokenizer_dirs:
+        assert (
+            getattr(loaded, attribute).vocabulary
+            == getattr(bundle, attribute).vocabulary
+        )
+    assert len(loaded.model.weights) == len(bundle.model.weights)
+    for mine, theirs in zip(loaded.model.weights, bundle.model.weights):
+        assert mine.path == theirs.path
+        np.testing.assert_array_equal(
+            keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs)
+        )
+    # A fresh optimizer: fine-tuning starts its own moments.
+    assert loaded.model.optimizer is not None
+    assert int(loaded.model.optimizer.iterations) == 0
+
+
+def test_from_preset_takes_a_folder_and_refuses_other_exports(exported):
+    application, _, base = exported
+    bundle_class = registry.get(application).bundle_class()
+    assert (
+        bundle_class.from_preset(base).config == tiny_bundle(application).config
+    )
+    other = next(a for a in APPLICATIONS if a != application)
+    with pytest.raises(ValueError, match=f"not an export of {other}"):
+        registry.get(other).bundle_class().from_export(base)
+    with pytest.raises(FileNotFoundError, match="shipped models"):
+        bundle_class.from_preset("no-such-model-anywhere")

@@ -1,0 +1,104 @@
+"""Fine-tuning from an export: `from_preset` in Python and `train APP
+--init-from` start from the exported weights and keep the vocabularies."""
+
+import json
+import os
+
+import pytest
+
+from applications import registry
+from applications.translation import train as translation_train
+from tests.applications.tiny_runs import TINY_FLAGS
+
+# Application -> (generated training examples, config changes) of the
+# exported model: a few epochs of tiny models, whose loss on new examples
+# falls to about 0.87 of a fresh model's (the shipped models', to a small
+# share: see BENCHMARKS.md).
+TRAINING = {
+    "translation": (300, dict(epochs=6)),
+    "entailment": (
+        1000,
+        dict(epochs=8, embedding_dim=32, hidden_units=32, learning_rate=0.003),
+    ),
+}
+
+
+def _first_batch_loss(bundle, examples):
+    dataset = bundle.validation_dataset(examples).take(1)
+    return bundle.model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
+
+
+@pytest.mark.parametrize("application", sorted(TRAINING))
+def test_from_preset_starts_far_below_a_fresh_model(application, tmp_path):
+    described = registry.get(application)
+    bundle_class = described.bundle_class()
+    count, changes = TRAINING[application]
+    trained = bundle_class(described.tiny_config().replace(**changes))
+    (train,) = described.fit_arguments(count, seed=0)[:1]
+    trained.fit(train, verbose=0)
+    trained.export(str(tmp_path / "1"), jit_compile=False)
+
+    (mine,) = described.fit_arguments(64, seed=11)[:1]  # new examples
+    loaded = bundle_class.from_preset(str(tmp_path))
+    tokenizers = {
+        attribute: getattr(loaded, attribute)
+        for attribute in bundle_class.tokenizer_dirs
+    }
+    fresh = bundle_class(loaded.config, **tokenizers)
+    fresh.ensure_model()
+    started = _first_batch_loss(loaded, mine)
+    from_scratch = _first_batch_loss(fresh, mine)
+    # Exactly where the exported model was, and well below a fresh one.
+    assert started == pytest.approx(_first_batch_loss(trained, mine), rel=1e-5)
+    assert started < 0.95 * from_scratch, (started, from_scratch)
+    # `fit` goes on from there with the same vocabularies.
+    vocabularies = {a: list(t.vocabulary) for a, t in tokenizers.items()}
+    loaded.fit(mine, epochs=1, verbose=0)
+    for attribute, vocabulary in vocabularies.items():
+        assert list(getattr(loaded, attribute).vocabulary) == vocabulary
+
+
+def _train(argv):
+    return translation_train.main(argv)
+
+
+def test_init_from_on_the_command_line(tmp_path, capsys):
+    export = str(tmp_path / "export")
+    assert _train(TINY_FLAGS["translation"] + [
+        "--epochs", "2", "--run-dir", str(tmp_path / "a"), "--export", export,
+    ]) == 0  # fmt: skip
+    run = str(tmp_path / "b")
+    assert _train([
+        "--synthetic-pairs", "120", "--init-from", export, "--epochs", "1",
+        "--learning-rate", "0.0005", "--run-dir", run,
+    ]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"--init-from {export}: fine-tuning" in out
+    with open(os.path.join(export, "1", "config.json")) as f:
+        exported = json.load(f)
+    with open(os.path.join(run, "config.json")) as f:
+        tuned = json.load(f)
+    assert tuned == {**exported, "epochs": 1, "learning_rate": 0.0005}
+    for folder in ("source_vocab", "target_vocab"):
+        with open(os.path.join(export, "1", folder, "vocabulary.txt")) as f:
+            shipped = f.read()
+        with open(os.path.join(run, folder, "vocabulary.txt")) as f:
+            assert f.read() == shipped
+
+
+def test_init_from_refuses_flags_that_change_the_model(tmp_path, capsys):
+    export = str(tmp_path / "export")
+    assert _train(TINY_FLAGS["translation"] + [
+        "--epochs", "1", "--run-dir", str(tmp_path / "a"), "--export", export,
+    ]) == 0  # fmt: skip
+    capsys.readouterr()
+    for flags, expected in [
+        (["--units", "16"], "units is 8 there, 16 here"),
+        (["--model", "transformer"], "model is 'rnn' there, 'transformer'"),
+        (["--init-from", "no-such-model"], "neither a folder nor a shipped"),
+    ]:
+        with pytest.raises(SystemExit) as exited:
+            _train(["--init-from", export, "--run-dir", str(tmp_path / "b")]
+                   + flags)  # fmt: skip
+        assert exited.value.code == 2
+        assert expected in capsys.readouterr().err
