@@ -1,7 +1,8 @@
-"""`attention-zoo caption DIR image.jpg [image2.png ...]`: run a captioning
-export.
+"""`attention-zoo caption MODEL image.jpg [image2.png ...]`: run a
+captioning export.
 
-DIR is a version folder (`saved_models/captioning/3`) or the folder that
+MODEL is a shipped model's name (`captioning-flickr8k`, see `attention-zoo
+models`), a version folder (`saved_models/captioning/3`) or the folder that
 holds the versions, in which case the highest version is used. The raw
 bytes of each file go to the SavedModel's `serving_default`, which decodes
 and resizes them itself; only TensorFlow and TensorFlow Text are needed, as
@@ -40,6 +41,7 @@ def build_parser():
         "Caption images with a captioning export (`attention-zoo train "
         "captioning --export DIR`). One line per image: path<TAB>caption.",
         [
+            f"{PROG} captioning-flickr8k photo.jpg --plot attention.png",
             f"{PROG} saved_models/captioning dog.jpg cat.png",
             f"{PROG} saved_models/captioning dog.jpg --plot attention.png",
         ],

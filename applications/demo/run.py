@@ -4,8 +4,11 @@
     attention-zoo demo --only APP [APP ...] --out /tmp/demo
     attention-zoo demo --quick                # tiny settings (tests)
 
-The applications are those of `applications.registry`, in its order, after
-the kernel-regression demo. For each the demo trains briefly on its
+It opens with the trained models shipped in `saved_models/`
+(`applications.demo.shipped`): each runs on its card's examples through
+the command a user would type, by name, and draws its attention pictures,
+in seconds. The applications are those of `applications.registry`, in its
+order, after the kernel-regression demo. For each the demo trains briefly on its
 generated data (`attention-zoo train APP` with the small settings of the
 `RECIPE` in its `demo.py`, see `applications.demo.recipe`), which prints the
 held-out metrics and exports the model to `OUT/saved_models/APP/<n>/`; then
@@ -35,7 +38,8 @@ from applications.demo import table
 from applications.demo.fresh_process import serve_in_fresh_process
 
 KERNEL_REGRESSION = "kernel-regression"
-CHOICES = (KERNEL_REGRESSION,) + registry.APPLICATIONS
+SHIPPED = "shipped"  # the shipped models, on their cards' examples
+CHOICES = (SHIPPED, KERNEL_REGRESSION) + registry.APPLICATIONS
 
 
 def _parser():
@@ -122,6 +126,29 @@ def _kernel_regression(out, quick, progress):
         "output": f"fitted bandwidth {result['bandwidth']:.3f}",
         "pictures": pictures,
     }
+
+
+def _shipped(out, progress):
+    """The shipped models on their cards' examples: their summary rows."""
+    from applications.demo.shipped import show_shipped_models
+
+    progress.stage("the shipped models (saved_models/), on their examples")
+    rows = []
+    for shipped in show_shipped_models(os.path.join(out, "pictures")):
+        rows.append(
+            {
+                "application": shipped["name"],
+                "metric": shipped["headline"] or "-",
+                "export": "shipped",
+                "latency_ms": None,
+                "output": shipped["output"],
+                "pictures": shipped["pictures"],
+                **({"failed": True} if shipped.get("failed") else {}),
+            }
+        )
+    if not rows:
+        print("no shipped models found")
+    return rows
 
 
 def _versions(folder):
@@ -217,6 +244,10 @@ def main(argv=None):
     rows = []
     for name in names:
         progress.next_application(name)
+        if name == SHIPPED:
+            rows += _shipped(args.out, progress)
+            _clear_session()
+            continue
         try:
             if name == KERNEL_REGRESSION:
                 row = _kernel_regression(args.out, args.quick, progress)

@@ -1,8 +1,9 @@
-"""`attention-zoo predict DIR --premise ... --hypothesis ...`: run an
+"""`attention-zoo predict MODEL --premise ... --hypothesis ...`: run an
 entailment export.
 
-DIR is a version folder (`saved_models/entailment/3`) or the folder that
-holds the versions (the highest is used). Only TensorFlow and TensorFlow
+MODEL is a shipped model's name (`entailment-snli`, see `attention-zoo
+models`), a version folder (`saved_models/entailment/3`) or the folder
+that holds the versions (the highest is used). Only TensorFlow and TensorFlow
 Text are needed, as in TF Serving. Several `--premise` / `--hypothesis`
 pairs may be given; `--plot PNG` draws the first pair's alignment. Another
 application's export, a folder without one and an empty sentence are
@@ -25,8 +26,10 @@ def build_parser():
         "(`attention-zoo train entailment --export DIR`). One line per "
         "pair: premise<TAB>hypothesis<TAB>label<TAB>probabilities.",
         [
+            f'{PROG} entailment-snli --premise "A man plays a guitar." '
+            '--hypothesis "A man is making music."',
             f'{PROG} saved_models/entailment --premise "a man is playing a '
-            'guitar" --hypothesis "a person plays music"'
+            'guitar" --hypothesis "a person plays music"',
         ],
     )
     parser.add_argument(

@@ -1,7 +1,9 @@
-"""`attention-zoo translate DIR "text" ...`: run a translation export.
+"""`attention-zoo translate MODEL "text" ...`: run a translation export.
 
-DIR is a version folder (`saved_models/translation/3`) or the folder that
-holds the versions, in which case the highest version is used. Only
+MODEL is a shipped model's name (`translation-spa-eng`, see
+`attention-zoo models`), a version folder (`saved_models/translation/3`)
+or the folder that holds the versions, in which case the highest version
+is used. Only
 TensorFlow and TensorFlow Text are needed, as in TF Serving. Another
 application's export, a folder without one and an empty text are refused
 with one line naming them (exit code 2).
@@ -20,7 +22,10 @@ def build_parser():
         PROG,
         "Translate texts with a translation export (`attention-zoo train "
         "translation --export DIR`). One line per text: text<TAB>translation.",
-        [f'{PROG} saved_models/translation "el perro come pan" "hola"'],
+        [
+            f'{PROG} translation-spa-eng "¿Dónde está la biblioteca?"',
+            f'{PROG} saved_models/translation "el perro come pan" "hola"',
+        ],
     )
     parser.add_argument("texts", nargs="+", help="texts to translate")
     return parser

@@ -9,6 +9,7 @@ import pytest
 
 from applications import cli
 from applications import registry
+from applications import zoo
 from applications.demo import table
 from applications.entailment.data import LABELS
 
@@ -139,7 +140,14 @@ def test_full_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Demo finished in" in out
     rows = _summary(tmp_path)
-    assert list(rows) == ["kernel-regression", *registry.APPLICATIONS]
+    shipped = [model.name for model in zoo.shipped_models()]
+    assert list(rows) == [*shipped, "kernel-regression", *registry.APPLICATIONS]
+    for name in shipped:  # each ran its card's examples and drew
+        assert not rows[name].get("failed"), rows[name]
+        assert rows[name]["output"] and rows[name]["pictures"]
+        for path in rows[name]["pictures"]:
+            with open(path, "rb") as f:
+                assert f.read(4) == PNG, path
     for name in registry.APPLICATIONS:
         row = rows[name]
         assert not row.get("failed"), row

