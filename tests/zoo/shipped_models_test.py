@@ -177,3 +177,32 @@ def test_the_demo_opens_with_every_shipped_model(tmp_path, capsys):
         for path in row["pictures"]:
             with open(path, "rb") as f:
                 assert f.read(4) == b"\x89PNG"
+
+
+def test_fine_tuning_starts_far_below_a_fresh_model():
+    """`--init-from` / `from_preset` start from the shipped weights: on the
+    card's example pairs the first batch's loss is a small share of a
+    fresh model's with the same config and vocabularies."""
+    from applications.translation.translator import Translator
+
+    card = _card("translation-spa-eng")
+    pairs = [
+        (example["inputs"]["text"], example["outputs"]["translation"])
+        for example in card["examples"]
+    ]
+    shipped = Translator.from_preset("translation-spa-eng")
+    fresh = Translator(
+        shipped.config,
+        source_tokenizer=shipped.source_tokenizer,
+        target_tokenizer=shipped.target_tokenizer,
+    )
+    fresh.ensure_model()
+
+    def loss(translator):
+        dataset = translator.validation_dataset(pairs)
+        return translator.model.evaluate(dataset, verbose=0, return_dict=True)[
+            "loss"
+        ]
+
+    # Measured: 0.09 against 8.4 (ln 8,000 is 9.0).
+    assert loss(shipped) < 0.25 * loss(fresh)
