@@ -24,7 +24,8 @@ def atomic_directory(path):
     so the final `os.rename` is atomic). If the body raises, or the process
     is interrupted, `path` is untouched and the temporary folder is removed
     (a killed process may leave a hidden `.name.tmp-*` sibling, never a
-    half-written `path`). An existing `path` is replaced.
+    half-written `path`). An existing `path` is replaced. The folder gets
+    the permissions of any folder made under the process's umask.
     """
     path = os.path.abspath(path)
     parent, name = os.path.split(path)
@@ -35,6 +36,11 @@ def atomic_directory(path):
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+    # `mkdtemp` makes the folder private (0700): give it the mode any new
+    # folder gets, so that a server running as another user can read it.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o777 & ~umask)
     if os.path.exists(path):
         old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
         os.rename(path, os.path.join(old, name))

@@ -135,3 +135,17 @@ def test_a_folder_without_a_saved_model_is_a_clear_error(tmp_path):
     for directory in (tmp_path, tmp_path / "absent"):
         with pytest.raises(FileNotFoundError, match="No SavedModel in"):
             resolve_version(str(directory))
+
+
+def test_a_version_folder_gets_the_umasks_permissions(tmp_path):
+    from attention_zoo.export import atomic_directory
+
+    previous = os.umask(0o022)
+    try:
+        with atomic_directory(str(tmp_path / "1")) as temporary:
+            with open(os.path.join(temporary, "file"), "w") as f:
+                f.write("x")
+    finally:
+        os.umask(previous)
+    # Not mkdtemp's private 0700: a server of another user can read it.
+    assert os.stat(tmp_path / "1").st_mode & 0o777 == 0o755
