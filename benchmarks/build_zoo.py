@@ -158,6 +158,7 @@ RECIPES = {
             "test",
             "--word-vectors",
             "glove-6b-50d",
+            "--fixed-embeddings",
             "--epochs",
             "30",
             "--patience",
@@ -165,7 +166,8 @@ RECIPES = {
         ),  # fmt: skip
         task="Textual entailment (entailment / neutral / contradiction): "
         "decomposable attention (Parikh et al. 2016) over GloVe 6B 50-d "
-        "word vectors, fine-tuned.",
+        "word vectors, kept fixed (as the paper keeps GloVe fixed; chosen "
+        "on validation: 67.4% fixed against 63.0% fine-tuned).",
         data="SNLI 1.0 (CC BY-SA 4.0, Bowman et al. 2015) as e-SNLI ships "
         "it in `../shared/data/snli`: trained on the dev split less a "
         "tenth held out for validation (8,858 / 984 pairs), tested on the "
