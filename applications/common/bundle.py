@@ -482,14 +482,8 @@ class SavedBundle:
     def from_preset(cls, preset, strategy=None):
         """`from_export` of a shipped model's name (`attention-zoo models`
         lists them, see `applications.zoo`) or of an export folder, as
-        keras-hub's `from_preset` takes a preset's name or path.
-
-        Example:
-
-        ```python
-        translator = Translator.from_preset("translation-spa-eng")
-        translator.translate(["¿Dónde está la biblioteca?"])
-        ```
+        keras-hub's `from_preset` takes a preset's name or path, e.g.
+        `Translator.from_preset("translation-spa-eng").translate([...])`.
         """
         from applications import zoo
 

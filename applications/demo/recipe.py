@@ -38,6 +38,11 @@ class Recipe:
             folder, of the pictures the demo keeps. Defaults to `()`.
         pictures: optional callable `(run_dir, settings, outputs, folder)`
             -> list of the files it wrote into `folder`. Defaults to None.
+        shipped: optional callable `(model, examples, folder)` -> `(output
+            lines, pictures written)`: runs a shipped model of the
+            application (an `applications.zoo.ShippedModel`) on its card's
+            example inputs, for the demo's opening
+            (`applications.demo.shipped`). Defaults to None.
     """
 
     settings: dict
@@ -47,6 +52,7 @@ class Recipe:
     describe: Callable
     run_pictures: tuple = ()
     pictures: Callable = None
+    shipped: Callable = None
 
     def describe_metrics(self, metrics):
         """`"BLEU 41.2"`: the metrics of a `metadata.json`, "n/a" where

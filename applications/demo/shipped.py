@@ -1,7 +1,8 @@
 """The demo's opening: every shipped model (`applications.zoo`) on its
 card's examples, before anything trains.
 
-Each model runs through the command a user would type, by name
+Each model runs through the command a user would type (its application's
+`Recipe.shipped`, in the application's `demo.py`), by name
 (`attention-zoo translate translation-spa-eng "..."`, `predict ...`,
 `caption ... --plot`), on the inputs its `card.json` lists (the
 image is `applications/demo/examples/chelsea.png`, CC0); the pictures go
@@ -18,6 +19,7 @@ import os
 import time
 import traceback
 
+from applications import registry
 from applications import zoo
 
 EXAMPLES_DIR = os.path.join(
@@ -36,69 +38,7 @@ def card_examples(model):
         return [example["inputs"] for example in json.load(f)["examples"]]
 
 
-def _translation(model, examples, pictures):
-    from applications.translation import serve
-    from applications.translation.evaluate import plot_attention
-    from applications.translation.translator import Translator
-
-    texts = [example["text"] for example in examples]
-    output = _run(serve.main, [model.name, *texts])
-    translator = Translator.from_preset(model.name)
-    explained = translator.explain(texts[0])
-    path = plot_attention(
-        explained["source_tokens"],
-        explained["target_tokens"],
-        explained["attention"],
-        os.path.join(pictures, f"{model.name}.png"),
-        title=f"{texts[0]} -> {explained['translation']}",
-    )
-    return output, [path]
-
-
-def _entailment(model, examples, pictures):
-    from applications.common.plots import plot_heatmap
-    from applications.entailment import serve
-    from applications.entailment.classifier import EntailmentClassifier
-
-    argv = [model.name]
-    for example in examples:
-        argv += ["--premise", example["premise"]]
-        argv += ["--hypothesis", example["hypothesis"]]
-    output = _run(serve.main, argv)
-    first = examples[0]
-    classifier = EntailmentClassifier.from_preset(model.name)
-    result = classifier.predict([first["premise"]], [first["hypothesis"]])
-    path = plot_heatmap(
-        result["hypothesis_tokens"][0],
-        result["premise_tokens"][0],
-        result["alignment"][0],
-        os.path.join(pictures, f"{model.name}.png"),
-        title=f"{first['premise']} / {first['hypothesis']}: "
-        f"{result['labels'][0]}",
-        x_label="hypothesis token",
-        y_label="premise token",
-    )
-    return output, [path]
-
-
-def _captioning(model, examples, pictures):
-    from applications.captioning import serve
-
-    images = [os.path.join(EXAMPLES_DIR, e["image"]) for e in examples]
-    path = os.path.join(pictures, f"{model.name}.png")
-    output = _run(serve.main, [model.name, *images, "--plot", path])
-    written = serve.plot_paths(path, len(images))
-    return output, written
-
-
-RUNNERS = {
-    "translation": _translation,
-    "entailment": _entailment,
-    "captioning": _captioning,
-}
-
-
-def _run(main, argv):
+def run_command(main, argv):
     """`main(argv)`'s printed lines (the command's own output), echoed."""
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
@@ -117,7 +57,7 @@ def show_shipped_models(pictures):
     os.makedirs(pictures, exist_ok=True)
     rows = []
     for model in zoo.shipped_models():
-        runner = RUNNERS.get(model.application)
+        runner = registry.get(model.application).demo_recipe().shipped
         examples = card_examples(model)
         if runner is None or not examples:
             continue

@@ -1,6 +1,8 @@
 """Entailment in `attention-zoo demo`: generated premise / hypothesis
 pairs."""
 
+import os
+
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
 
@@ -20,7 +22,36 @@ def _describe(example, outputs):
     return f"{outputs['label'][0]} (p={probability:.2f})"
 
 
+def _shipped(model, examples, pictures):
+    """The shipped model on its card's examples (`Recipe.shipped`)."""
+    from applications.common.plots import plot_heatmap
+    from applications.demo.shipped import run_command
+    from applications.entailment import serve
+    from applications.entailment.classifier import EntailmentClassifier
+
+    argv = [model.name]
+    for example in examples:
+        argv += ["--premise", example["premise"]]
+        argv += ["--hypothesis", example["hypothesis"]]
+    output = run_command(serve.main, argv)
+    first = examples[0]
+    classifier = EntailmentClassifier.from_preset(model.name)
+    result = classifier.predict([first["premise"]], [first["hypothesis"]])
+    path = plot_heatmap(
+        result["hypothesis_tokens"][0],
+        result["premise_tokens"][0],
+        result["alignment"][0],
+        os.path.join(pictures, f"{model.name}.png"),
+        title=f"{first['premise']} / {first['hypothesis']}: "
+        f"{result['labels'][0]}",
+        x_label="hypothesis token",
+        y_label="premise token",
+    )
+    return output, [path]
+
+
 RECIPE = Recipe(
+    shipped=_shipped,
     settings={"synthetic-examples": 8000, "epochs": 10},
     quick_settings={
         "synthetic-examples": 300,

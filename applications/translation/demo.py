@@ -1,6 +1,8 @@
 """Translation in `attention-zoo demo`: the generated language pair (word
 reordering, known alignment)."""
 
+import os
+
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
 
@@ -16,7 +18,29 @@ def _describe(example, outputs):
     return f"{example['text'][0]} -> {outputs['translation'][0] or '(empty)'}"
 
 
+def _shipped(model, examples, pictures):
+    """The shipped model on its card's examples (`Recipe.shipped`)."""
+    from applications.demo.shipped import run_command
+    from applications.translation import serve
+    from applications.translation.evaluate import plot_attention
+    from applications.translation.translator import Translator
+
+    texts = [example["text"] for example in examples]
+    output = run_command(serve.main, [model.name, *texts])
+    translator = Translator.from_preset(model.name)
+    explained = translator.explain(texts[0])
+    path = plot_attention(
+        explained["source_tokens"],
+        explained["target_tokens"],
+        explained["attention"],
+        os.path.join(pictures, f"{model.name}.png"),
+        title=f"{texts[0]} -> {explained['translation']}",
+    )
+    return output, [path]
+
+
 RECIPE = Recipe(
+    shipped=_shipped,
     settings={"synthetic-pairs": 4000, "epochs": 5},
     quick_settings={
         "synthetic-pairs": 300,
