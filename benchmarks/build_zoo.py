@@ -34,8 +34,9 @@ if ROOT not in sys.path:
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 # How the cards write paths into ../shared/data (run from the checkout).
 SHARED_PREFIX = "../shared/data"
-EXAMPLES_DIR = os.path.join(ROOT, "applications", "demo", "examples")
-CARD_JSON = "card.json"
+# The card's figures and the examples' files: where the demo reads them.
+from applications.demo.shipped import CARD_JSON  # noqa: E402
+from applications.demo.shipped import EXAMPLES_DIR  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

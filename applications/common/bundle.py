@@ -457,15 +457,12 @@ class SavedBundle:
                 `config.json` beside it, or its weights do not fit the
                 config.
         """
-        from attention_zoo.export import read_metadata
+        from applications.common.serving import exported_application
         from attention_zoo.export import read_model_weights
         from attention_zoo.export import resolve_version
 
         path = resolve_version(directory)
-        try:
-            exported = read_metadata(path).get("application")
-        except (OSError, ValueError):
-            exported = None
+        exported = exported_application(path)
         if exported != cls.application:
             raise ValueError(
                 f"{path} is not an export of {cls.application} "

@@ -152,7 +152,7 @@ def start_run(bundle_class, parser, args, strategy, create, config=None):
 
 def init_from(bundle_class, parser, args, strategy, wanted):
     """`--init-from MODEL`: the bundle of a shipped model's name or an
-    export folder (`SavedBundle.from_preset`), its config taking the
+    export folder (`SavedBundle.from_export`), its config taking the
     `FINE_TUNING_FIELDS` of `wanted` (the flags' config) and recompiled
     for them; its vocabularies are kept (new words go through the
     subwords). A flag given for another field whose value differs from
@@ -163,10 +163,7 @@ def init_from(bundle_class, parser, args, strategy, wanted):
 
     try:
         path = zoo.resolve(args.init_from)
-    except FileNotFoundError as error:
-        parser.error(f"--init-from: {error}")
-    try:
-        bundle = bundle_class.from_preset(path, strategy)
+        bundle = bundle_class.from_export(path, strategy)
     except (OSError, ValueError) as error:
         parser.error(f"--init-from {args.init_from}: {error}")
     given = getattr(args, "given_flags", set())
