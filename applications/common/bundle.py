@@ -322,8 +322,25 @@ class SavedBundle:
         `module_class(self, **module_options, jit_compile=...)` to `path`
         with `attention_zoo.export.save_export` (atomically, with the assets,
         `metadata.json` and `warmup_inputs()` as warm-up requests).
-        `jit_compile` None: on when a GPU is visible. Returns `path`."""
+        `jit_compile` None: on when a GPU is visible. On a backend other
+        than TensorFlow (JAX) the export is written by a TensorFlow
+        process from the saved weights (`backend_export`). Returns
+        `path`."""
         self.require_model()
+        if keras.backend.backend() != "tensorflow":
+            # A SavedModel needs TensorFlow variables: the weights go to a
+            # TensorFlow process that writes the same export.
+            from applications.common import backend_export
+
+            return backend_export.export_in_tensorflow(
+                self,
+                module_class,
+                path,
+                jit_compile,
+                metrics,
+                data_fingerprint,
+                module_options,
+            )
         jit_compile = resolve_jit_compile(jit_compile)
         module = module_class(self, jit_compile=jit_compile, **module_options)
         warmup = [("serving_default", x) for x in self.warmup_inputs()]
@@ -365,87 +382,11 @@ class SavedBundle:
         overwrite=False,
     ):
         """The bundle an `attention-zoo train APP` run trains, by what
-        `run_dir` holds (`applications.common.run_folder`):
-
-        - an interrupted run (its backup): resumed with its own config
-          and vocabularies (`fit` restores the weights);
-        - a finished run: loaded with its weights when `create()`'s config
-          is the same but for `epochs`. `initial_epoch` is set to the
-          epochs it had, and the config takes the new `epochs` when they
-          are more (`fit_run` trains on; else it skips training). Another
-          config is refused, naming the fields that differ;
-        - else `create()`.
-
-        With `overwrite`, a run already there is not looked at and
-        `create()` starts anew (`fit_run` clears the folder before
-        training). Then the global dtype policy is set to the run's
-        precision (`precision.use_run_precision`; a `--precision` flag
-        that differs from a resumed run's is reported and ignored).
-        With `parser`, a `ValueError` from `create()` (a config check: a
-        bad flag value) and a refusal are the command's usage errors
-        rather than tracebacks.
-        """
-
-        def refuse(message):
-            if parser is None:
-                raise ValueError(message)
-            parser.error(message)
-
-        found = run_folder.state(run_dir)
-        if overwrite and found != run_folder.FRESH:
-            # `fit_run` removes it, after the data are checked.
-            print(f"--overwrite: the run in {run_dir} will be replaced")
-            found = run_folder.FRESH
-        if found != run_folder.FRESH:
-            try:
-                saved = run_folder.read_config(run_dir, cls.config_class)
-            except ValueError as error:
-                refuse(
-                    f"{run_dir} holds no {cls.application} run to go on with "
-                    f"({error}). Give another --run-dir, or --overwrite to "
-                    "replace it."
-                )
-        if found == run_folder.INTERRUPTED:
-            print(f"Resuming the interrupted run in {run_dir}")
-            bundle = cls.load_assets(run_dir, strategy)
-        else:
-            try:
-                bundle = create()
-            except ValueError as error:
-                if parser is None:
-                    raise
-                parser.error(str(error))
-        if found == run_folder.FINISHED:
-            changes = run_folder.differences(saved, bundle.config)
-            if changes:
-                refuse(
-                    f"{run_dir} holds a finished run with another "
-                    f"configuration ({run_folder.describe(changes)}). Give "
-                    "another --run-dir, or --overwrite to replace it."
-                )
-            epochs = bundle.config.epochs
-            bundle = cls.load(run_dir, strategy)
-            bundle.initial_epoch = run_folder.trained_epochs(run_dir, saved)
-            had = f"{bundle.initial_epoch} epoch"
-            if bundle.initial_epoch != 1:
-                had += "s"
-            stopped, kept = run_folder.stopped_early(run_dir)
-            if stopped:
-                had += f", stopped early, epoch {kept} kept"
-            if epochs > bundle.initial_epoch and not stopped:
-                bundle.config = bundle.config.replace(epochs=epochs)
-                print(
-                    f"Continuing the finished run in {run_dir} ({had}) up "
-                    f"to epoch {epochs}"
-                )
-            else:
-                print(
-                    f"The run in {run_dir} is complete ({had}): no training, "
-                    "only the evaluation (and --export). Give more --epochs "
-                    "to train on."
-                )
-        precision.use_run_precision(bundle.config, precision_flag)
-        return bundle
+        `run_dir` holds: an interrupted run resumed, a finished one gone
+        on with, else `create()` (see `run_folder.start`)."""
+        return run_folder.start(
+            cls, run_dir, strategy, create, precision_flag, parser, overwrite
+        )
 
     @classmethod
     def from_export(cls, directory, strategy=None):

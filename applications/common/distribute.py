@@ -51,7 +51,22 @@ def add_strategy_argument(parser):
 
 
 def strategy_from_flag(parser, name):
-    """`make_strategy(name)`, or a usage error from `parser` (exit 2)."""
+    """`make_strategy(name)`, or a usage error from `parser` (exit 2).
+
+    On the JAX backend (`KERAS_BACKEND=jax`) there is no
+    `tf.distribute`: `default` is None (one device, as Keras places it)
+    and the others are a usage error.
+    """
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        if name != "default":
+            parser.error(
+                f"--strategy {name} is a tf.distribute strategy: it needs "
+                "the TensorFlow backend (KERAS_BACKEND=tensorflow). On "
+                f"{keras.backend.backend()} leave --strategy out"
+            )
+        return None
     try:
         return make_strategy(name)
     except ValueError as error:

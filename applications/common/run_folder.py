@@ -9,7 +9,7 @@ A run folder is in one of three states (`state`):
 - `FINISHED`: a config and weights, no backup. With the same config the
   run goes on (more epochs) or is only evaluated and exported again (no
   more epochs); with another config it is never replaced without
-  `--overwrite` (`SavedBundle.start_run`).
+  `--overwrite` (`start`, which `SavedBundle.start_run` calls).
 
 `progress.json` records the epochs the weights have had (written after
 every epoch by `training.checkpoint_callbacks`; folders written before
@@ -22,6 +22,7 @@ import dataclasses
 import os
 import shutil
 
+from applications.common import precision
 from applications.common import training
 
 FRESH = "fresh"
@@ -106,3 +107,96 @@ def clear(run_dir):
     shutil.rmtree(
         os.path.join(run_dir, training.BACKUP_DIR), ignore_errors=True
     )
+
+
+def start(
+    bundle_class,
+    run_dir,
+    strategy,
+    create,
+    precision_flag=None,
+    parser=None,
+    overwrite=False,
+):
+    """The bundle an `attention-zoo train APP` run trains, by what
+    `run_dir` holds (this module):
+
+    - an interrupted run (its backup): resumed with its own config
+      and vocabularies (`fit` restores the weights);
+    - a finished run: loaded with its weights when `create()`'s config
+      is the same but for `epochs`. `initial_epoch` is set to the
+      epochs it had, and the config takes the new `epochs` when they
+      are more (`fit_run` trains on; else it skips training). Another
+      config is refused, naming the fields that differ;
+    - else `create()`.
+
+    With `overwrite`, a run already there is not looked at and
+    `create()` starts anew (`fit_run` clears the folder before
+    training). Then the global dtype policy is set to the run's
+    precision (`precision.use_run_precision`; a `--precision` flag
+    that differs from a resumed run's is reported and ignored).
+    With `parser`, a `ValueError` from `create()` (a config check: a
+    bad flag value) and a refusal are the command's usage errors
+    rather than tracebacks.
+    """
+
+    def refuse(message):
+        if parser is None:
+            raise ValueError(message)
+        parser.error(message)
+
+    found = state(run_dir)
+    if overwrite and found != FRESH:
+        # `fit_run` removes it, after the data are checked.
+        print(f"--overwrite: the run in {run_dir} will be replaced")
+        found = FRESH
+    if found != FRESH:
+        try:
+            saved = read_config(run_dir, bundle_class.config_class)
+        except ValueError as error:
+            refuse(
+                f"{run_dir} holds no {bundle_class.application} run to go "
+                f"on with ({error}). Give another --run-dir, or --overwrite "
+                "to replace it."
+            )
+    if found == INTERRUPTED:
+        print(f"Resuming the interrupted run in {run_dir}")
+        bundle = bundle_class.load_assets(run_dir, strategy)
+    else:
+        try:
+            bundle = create()
+        except ValueError as error:
+            if parser is None:
+                raise
+            parser.error(str(error))
+    if found == FINISHED:
+        changes = differences(saved, bundle.config)
+        if changes:
+            refuse(
+                f"{run_dir} holds a finished run with another "
+                f"configuration ({describe(changes)}). Give "
+                "another --run-dir, or --overwrite to replace it."
+            )
+        epochs = bundle.config.epochs
+        bundle = bundle_class.load(run_dir, strategy)
+        bundle.initial_epoch = trained_epochs(run_dir, saved)
+        had = f"{bundle.initial_epoch} epoch"
+        if bundle.initial_epoch != 1:
+            had += "s"
+        stopped, kept = stopped_early(run_dir)
+        if stopped:
+            had += f", stopped early, epoch {kept} kept"
+        if epochs > bundle.initial_epoch and not stopped:
+            bundle.config = bundle.config.replace(epochs=epochs)
+            print(
+                f"Continuing the finished run in {run_dir} ({had}) up "
+                f"to epoch {epochs}"
+            )
+        else:
+            print(
+                f"The run in {run_dir} is complete ({had}): no training, "
+                "only the evaluation (and --export). Give more --epochs "
+                "to train on."
+            )
+    precision.use_run_precision(bundle.config, precision_flag)
+    return bundle

@@ -35,6 +35,7 @@ Padding gets zero from every method.
 
 import numpy as np
 import tensorflow as tf
+from keras import ops
 from keras.src.backend import get_keras_mask
 from keras.src.backend import set_keras_mask
 from scipy import stats
@@ -263,21 +264,23 @@ def uniform_attention_risk(model, inputs, layers=None):
         n for n in (EVENT_ATTENTION_LAYER, NOTE_ATTENTION_LAYER) if n in names
     ]
 
+    # `keras.ops`, as the layers it replaces: on TensorFlow and JAX alike.
     def mean_pooling(layer, values, *args, **kwargs):
         mask = get_keras_mask(values)
         if mask is None:
-            mask = tf.ones(tf.shape(values)[:2], "bool")
-        weights = tf.cast(mask, values.dtype)  # (B, T)
-        count = tf.maximum(tf.reduce_sum(weights, -1, keepdims=True), 1.0)
+            mask = ops.ones(ops.shape(values)[:2], "bool")
+        weights = ops.cast(mask, values.dtype)  # (B, T)
+        count = ops.maximum(ops.sum(weights, -1, keepdims=True), 1.0)
         weights = weights / count
-        pooled = tf.einsum("bt,btd->bd", weights, values)  # (B, d)
+        pooled = ops.einsum("bt,btd->bd", weights, values)  # (B, d)
         if kwargs.get("return_attention_scores"):
             return pooled, weights
         return pooled
 
     replacements = {name: mean_pooling for name in layers}
-    inputs = {k: tf.convert_to_tensor(v) for k, v in inputs.items()}
-    return run_replacing(model, inputs, replacements)[:, 0].numpy()
+    inputs = {k: ops.convert_to_tensor(v) for k, v in inputs.items()}
+    risk = run_replacing(model, inputs, replacements)
+    return ops.convert_to_numpy(risk)[:, 0]
 
 
 def top_union(a, b, top_k=TAU_TOP_K):

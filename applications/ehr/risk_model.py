@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from applications.common.bundle import CONFIG_FILE
 from applications.common.bundle import SavedBundle
+from applications.common.inference import compiled_call
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.ehr.config import EHRConfig
@@ -314,10 +315,7 @@ class RiskModel(SavedBundle):
         `attention_zoo.decoding.buckets`) so XLA compiles for few shapes."""
         if self._explainer is None:
             explainer = attention_model(self.require_model())
-            compiled = tf.function(
-                lambda inputs: explainer(inputs, training=False),
-                jit_compile=True,
-            )
+            compiled = compiled_call(explainer)
 
             def predict(inputs):
                 batch = next(iter(inputs.values())).shape[0]

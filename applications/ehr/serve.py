@@ -81,6 +81,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     # Imported after parsing, so that `--help` needs no TensorFlow.
+    import keras
+
     from applications.common.bundle import CONFIG_FILE
     from applications.common.training import WEIGHTS_FILE
     from applications.ehr import attributions
@@ -90,6 +92,14 @@ def main(argv=None):
     from applications.ehr.explain import render_html
     from applications.ehr.risk_model import RiskModel
 
+    if keras.backend.backend() != "tensorflow":
+        # Integrated gradients take TensorFlow's gradients; a run folder
+        # trained on JAX loads on TensorFlow as it is.
+        return _error(
+            "explain computes integrated gradients with TensorFlow: run it "
+            f"with KERAS_BACKEND=tensorflow (not {keras.backend.backend()}); "
+            "a run trained on JAX loads there as it is"
+        )
     png_path = os.path.splitext(args.out)[0] + ".png"
     if png_path == args.out:
         parser.error("--out must not be the .png of the figure")

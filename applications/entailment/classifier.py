@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common.bundle import SavedBundle
+from applications.common.inference import compiled_call
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.entailment.config import EntailmentConfig
@@ -208,8 +209,8 @@ class EntailmentClassifier(SavedBundle):
     # -- inference --------------------------------------------------------
 
     def predict_function(self, jit_compile=True):
-        """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA (a
-        graph-mode `tf.function` with `jit_compile=False`).
+        """`(premise_ids, hypothesis_ids) -> dict`, compiled with XLA
+        (`applications.common.inference.compiled_call`).
 
         Both are PAD-filled to one bucketed shape first (the longer one's
         length rounded up to a multiple of `length_multiple`, see
@@ -224,10 +225,7 @@ class EntailmentClassifier(SavedBundle):
             model = self.require_model()
             if self.config.attention:
                 model = alignment_model(self.model)
-            compiled = tf.function(
-                lambda inputs: model(inputs, training=False),
-                jit_compile=jit_compile,
-            )
+            compiled = compiled_call(model, jit_compile)
 
             def predict(premise_ids, hypothesis_ids):
                 # Both sentences padded to one bucketed length: fewer shapes.

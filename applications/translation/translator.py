@@ -279,7 +279,7 @@ class Translator(SavedBundle):
         translations = [s.decode("utf-8") for s in strings.numpy()]
         extras = []
         if return_attention:
-            source_lengths = np.sum(source_ids.numpy() != 0, axis=1)
+            source_lengths = np.sum(np.asarray(source_ids) != 0, axis=1)
             lengths, attention = found["lengths"], found["attention"]
             maps = [
                 attention[i, j, : lengths[i, j], : source_lengths[i]]
@@ -302,9 +302,12 @@ class Translator(SavedBundle):
         """
         source_ids = self.source_ids([text])
         result = self.decode(source_ids, beam_size, length_penalty)
+        # NumPy, whatever the backend's tensors (JAX arrays have no
+        # `.numpy()`).
+        result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
         length = int(result["lengths"][0])
-        source = [int(i) for i in source_ids[0].numpy() if i != 0]
-        target = [int(i) for i in result["tokens"][0, :length].numpy()]
+        source = [int(i) for i in np.asarray(source_ids)[0] if i != 0]
+        target = [int(i) for i in result["tokens"][0, :length]]
         translation = self.target_tokenizer.detokenize(result["tokens"][:1])[0]
         vocab_in = self.source_tokenizer.vocabulary
         vocab_out = self.target_tokenizer.vocabulary
@@ -312,7 +315,7 @@ class Translator(SavedBundle):
             "translation": translation.numpy().decode("utf-8"),
             "source_tokens": [vocab_in[i] for i in source],
             "target_tokens": [vocab_out[i] for i in target],
-            "attention": result["attention"][0, :length, : len(source)].numpy(),
+            "attention": result["attention"][0, :length, : len(source)],
         }
 
     def evaluate(self, pairs, beam_size=1, length_penalty=0.6, batch_size=256):

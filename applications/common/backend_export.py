@@ -1,0 +1,157 @@
+"""Exports of a bundle trained on a Keras backend other than TensorFlow.
+
+A SavedModel holds TensorFlow variables and functions, so a model trained
+on JAX (`KERAS_BACKEND=jax`) cannot write one itself. There,
+`SavedBundle.write_export` calls `export_in_tensorflow`: it saves the
+bundle (config, vocabularies, weights) to a temporary folder and runs
+this module in a second process on the TensorFlow backend, which loads
+that bundle (`SavedBundle.load`) and writes the export with the same
+serving module and options: the same SavedModel a TensorFlow-trained run
+writes, which loads without Keras as every export does.
+
+    KERAS_BACKEND=tensorflow python -m applications.common.backend_export \
+        REQUEST.json
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# The request file's fields: see `export_in_tensorflow`.
+REQUEST_FIELDS = (
+    "application",
+    "bundle_dir",
+    "module",
+    "path",
+    "jit_compile",
+    "metrics",
+    "data_fingerprint",
+    "options",
+)
+
+
+def export_in_tensorflow(
+    bundle, module_class, path, jit_compile, metrics, data_fingerprint, options
+):
+    """Writes `bundle`'s export to `path` from a TensorFlow process.
+
+    Args:
+        bundle: the trained `SavedBundle` (any backend).
+        module_class: its `ServingModule` class (importable by name).
+        path: str, the version folder to write.
+        jit_compile: bool or None (None: on when the TensorFlow process
+            sees a GPU).
+        metrics: dict or None, JSON-serialisable (NumPy numbers become
+            floats).
+        data_fingerprint: str or None.
+        options: dict, the module's keyword options (JSON values).
+
+    Returns:
+        `path`.
+
+    Raises:
+        RuntimeError: the TensorFlow process failed; its exit status and
+            the last lines it printed are in the message.
+    """
+    with tempfile.TemporaryDirectory(prefix="attention-zoo-export-") as tmp:
+        bundle_dir = os.path.join(tmp, "bundle")
+        bundle.save(bundle_dir)
+        request = {
+            "application": bundle.application,
+            "bundle_dir": bundle_dir,
+            "module": f"{module_class.__module__}:{module_class.__qualname__}",
+            "path": os.path.abspath(path),
+            "jit_compile": jit_compile,
+            "metrics": metrics,
+            "data_fingerprint": data_fingerprint,
+            "options": options,
+        }
+        request_file = os.path.join(tmp, "request.json")
+        with open(request_file, "w") as f:
+            json.dump(request, f, default=_plain)
+        command = [sys.executable, "-m", __name__, request_file]
+        result = subprocess.run(
+            command,
+            env=tensorflow_environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    if result.returncode != 0:
+        tail = "\n".join(result.stdout.strip().splitlines()[-15:])
+        raise RuntimeError(
+            f"The export of {path} on the TensorFlow backend failed (exit "
+            f"status {result.returncode} of {' '.join(command)}):\n{tail}"
+        )
+    return path
+
+
+def tensorflow_environment():
+    """This process's environment with `KERAS_BACKEND=tensorflow`, and
+    this project's folder first on `PYTHONPATH` (a source checkout runs
+    as an installed package does)."""
+    import applications
+
+    root = os.path.dirname(
+        os.path.dirname(os.path.abspath(applications.__file__))
+    )
+    env = dict(os.environ, KERAS_BACKEND="tensorflow")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    return env
+
+
+def _plain(value):
+    """JSON for NumPy numbers and arrays (in `metrics`)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def write_requested_export(request):
+    """The TensorFlow process's work: loads the bundle of `request` (a
+    dict of `REQUEST_FIELDS`) and writes its export. Returns the path."""
+    import importlib
+
+    import keras
+
+    from applications import registry
+
+    if keras.backend.backend() != "tensorflow":
+        raise RuntimeError(
+            "backend_export runs on the TensorFlow backend: set "
+            "KERAS_BACKEND=tensorflow"
+        )
+    missing = [name for name in REQUEST_FIELDS if name not in request]
+    if missing:
+        raise ValueError(f"The export request lacks {', '.join(missing)}")
+    bundle_class = registry.get(request["application"]).bundle_class()
+    bundle = bundle_class.load(request["bundle_dir"])
+    module_name, class_name = request["module"].split(":")
+    module_class = getattr(importlib.import_module(module_name), class_name)
+    return bundle.write_export(
+        module_class,
+        request["path"],
+        request["jit_compile"],
+        request["metrics"],
+        request["data_fingerprint"],
+        **request["options"],
+    )
+
+
+def main(argv=None):
+    """`python -m applications.common.backend_export REQUEST.json`."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[0]) as f:
+        write_requested_export(json.load(f))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
