@@ -204,6 +204,7 @@ def make_translation_dataset(
     source_end=False,
     pad_to_max_length=False,
     drop_remainder=False,
+    length_multiple=None,
 ):
     """A `tf.data.Dataset` of teacher-forcing batches.
 
@@ -230,6 +231,10 @@ def make_translation_dataset(
             (fixed shapes: one XLA compilation). Defaults to `False`.
         drop_remainder: bool, drop a last smaller batch. Defaults to
             `False`.
+        length_multiple: int or None, pad each batch's lengths up to a
+            multiple of it (at most `max_length`): a few shapes rather
+            than one per longest sequence, for backends that compile one
+            step per shape (JAX). Defaults to `None` (the longest).
 
     Returns:
         A batched, prefetched `tf.data.Dataset`.
@@ -266,11 +271,18 @@ def make_translation_dataset(
         target = target_tokenizer.tokenize(target)[:, : max_length - 1]
         target_in = tf.concat([_column(START_ID, target), target], 1)
         target_out = tf.concat([target, _column(END_ID, target)], 1)
-        inputs = {
-            "source": _pad(source, pad_shape),
-            "target_in": _pad(target_in, pad_shape),
-        }
-        return inputs, _pad(target_out, pad_shape)
+
+        def pad(ragged):
+            dense = _pad(ragged, pad_shape)
+            if length_multiple and not pad_to_max_length:
+                length = tf.shape(dense)[1]
+                bucket = -(-length // length_multiple) * length_multiple
+                extra = tf.minimum(bucket, max_length) - length
+                dense = tf.pad(dense, [[0, 0], [0, tf.maximum(extra, 0)]])
+            return dense
+
+        inputs = {"source": pad(source), "target_in": pad(target_in)}
+        return inputs, pad(target_out)
 
     dataset = dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -124,6 +124,8 @@ class Translator(SavedBundle):
             max_length=self.config.max_length,
             shuffle=shuffle,
             seed=self.config.seed,
+            # JAX compiles a training step per shape: lengths in steps of 8.
+            length_multiple=8 if keras.backend.backend() == "jax" else None,
         )
 
     def fit(

@@ -200,6 +200,38 @@ def test_translation_dataset_truncates_and_pads_to_max_length(tokenized_pairs):
     assert target_out.shape == inputs["target_in"].shape == (2, 9)
 
 
+def test_length_multiple_pads_to_buckets_within_max_length(tokenized_pairs):
+    pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
+
+    def batches(**options):
+        return list(
+            data.make_translation_dataset(
+                pairs.pairs[:64],
+                source_tokenizer,
+                target_tokenizer,
+                batch_size=4,
+                max_length=10,
+                shuffle=False,
+                **options,
+            )
+        )
+
+    plain, bucketed = batches(), batches(length_multiple=4)
+    for (inputs, target), (padded, padded_target) in zip(plain, bucketed):
+        for name, a, b in [
+            ("source", inputs["source"], padded["source"]),
+            ("target_in", inputs["target_in"], padded["target_in"]),
+            ("target_out", target, padded_target),
+        ]:
+            a, b = a.numpy(), b.numpy()
+            length = a.shape[1]
+            expected = min(-(-length // 4) * 4, 10)  # the bucket, capped
+            assert b.shape == (a.shape[0], expected), name
+            np.testing.assert_array_equal(b[:, :length], a)
+            assert np.all(b[:, length:] == 0)  # PAD
+    assert {b[0]["source"].shape[1] for b in bucketed} <= {4, 8, 10}
+
+
 def test_translation_dataset_shuffle_is_seeded(tokenized_pairs):
     pairs, (source_tokenizer, target_tokenizer) = tokenized_pairs
 
