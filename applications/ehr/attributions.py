@@ -373,10 +373,11 @@ def attribute_records(risk_model, records, steps=STEPS, batch_size=32):
 RELIANCE_FILE = "attention_reliance.json"
 
 
-def attention_reliance(risk_model, records):
+def attention_reliance(risk_model, records, risk=None):
     """AUROC of `records` with the model's attention, and with uniform
     weights in its place (`uniform_attention_risk`): if the second barely
-    drops, the model does not rely on where attention looks.
+    drops, the model does not rely on where attention looks. `risk`: the
+    model's risks of `records` when already predicted (else predicted).
 
     Returns:
         A dict `auroc`, `uniform_auroc` (NaN without both classes) and
@@ -386,13 +387,25 @@ def attention_reliance(risk_model, records):
 
     arrays = risk_model.encode(records)
     arrays.pop("event_index")
-    risk = risk_model.predict(records)["risk"]
+    if risk is None:
+        risk = risk_model.predict(records)["risk"]
     uniform = uniform_attention_risk(risk_model.require_model(), arrays)
     return {
         "auroc": float(auroc(records.labels, risk)),
         "uniform_auroc": float(auroc(records.labels, uniform)),
         "patients": len(records),
     }
+
+
+def write_reliance(run_dir, reliance):
+    """Writes `attention_reliance`'s dict to `run_dir` for `read_reliance`
+    (`attention-zoo explain`'s page)."""
+    import json
+    import os
+
+    path = os.path.join(run_dir, RELIANCE_FILE)
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(reliance, file)
 
 
 def read_reliance(run_dir):

@@ -18,7 +18,6 @@ among them), and the export.
 
 import argparse
 import math
-import os
 
 from applications.common import train_flags
 from applications.ehr import data
@@ -150,22 +149,19 @@ def explain_positives(risk_model, test, synthetic, shown=3):
     return share
 
 
-def write_reliance(risk_model, test, run_dir):
-    """Prints the test AUROC with uniform attention weights, and writes it
-    in the run folder for `attention-zoo explain`'s page."""
-    import json
-
+def write_reliance(risk_model, test, risk, run_dir):
+    """Prints the test AUROC with uniform attention weights (`risk`: the
+    model's test risks, already predicted), and writes it in the run
+    folder for `attention-zoo explain`'s page."""
     from applications.ehr import attributions
 
-    reliance = attributions.attention_reliance(risk_model, test)
+    reliance = attributions.attention_reliance(risk_model, test, risk)
     print(
         f"test AUROC with uniform attention weights: "
         f"{_score(reliance['uniform_auroc'])} (with attention "
         f"{_score(reliance['auroc'])})"
     )
-    path = os.path.join(run_dir, attributions.RELIANCE_FILE)
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(reliance, file)
+    attributions.write_reliance(run_dir, reliance)
 
 
 def main(argv=None):
@@ -216,7 +212,7 @@ def main(argv=None):
     report = risk_model.evaluate(test)
     print_report("test", report)
     explain_positives(risk_model, test, synthetic)
-    write_reliance(risk_model, test, args.run_dir)
+    write_reliance(risk_model, test, report["risk"], args.run_dir)
     metrics = {k: v for k, v in report.items() if k != "risk"}
     if args.export:
         examples = zip(

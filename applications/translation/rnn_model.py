@@ -23,8 +23,6 @@ from attention_zoo.layers.bilinear_attention import BilinearAttention
 from attention_zoo.layers.local_attention import LocalAttention
 from attention_zoo.layers.monotonic_attention import MonotonicAttention
 
-# The `attention` choices, `TranslationConfig`'s.
-ATTENTION_TYPES = ATTENTIONS
 # Local-p's half-width D: 2 D + 1 = 17 source tokens, about the length of
 # a long Tatoeba sentence (Luong et al. used D = 10 on WMT's longer ones).
 LOCAL_WINDOW = 8
@@ -378,7 +376,7 @@ def _validate(**arguments):
         "encoder_layers",
     ):
         check_positive_int(argument, arguments[argument])
-    check_choice("attention", arguments["attention"], ATTENTION_TYPES)
+    check_choice("attention", arguments["attention"], ATTENTIONS)
     check_choice("cell", arguments["cell"], CELL_TYPES)
     check_rate("dropout", arguments["dropout"])
 

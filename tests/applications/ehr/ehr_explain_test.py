@@ -351,7 +351,7 @@ def test_page_gives_the_test_splits_auroc_with_uniform_weights(
     assert "split-reliance" not in explain._attribution_html(explanation)
 
 
-def test_attention_reliance_scores_the_split_both_ways(risk_model):
+def test_attention_reliance_scores_the_split_both_ways(risk_model, tmp_path):
     from applications.ehr.metrics import auroc
 
     records = make_synthetic_patients(40, seed=11).records
@@ -366,6 +366,12 @@ def test_attention_reliance_scores_the_split_both_ways(risk_model):
         auroc(records.labels, uniform)
     )
     assert not np.allclose(risk, uniform)  # attention does change the risk
+    # Risks already predicted (`train ehr`'s evaluation) are used as given.
+    given = attributions.attention_reliance(risk_model, records, 1 - risk)
+    assert given["auroc"] == pytest.approx(auroc(records.labels, 1 - risk))
+    assert given["uniform_auroc"] == reliance["uniform_auroc"]
+    attributions.write_reliance(str(tmp_path), reliance)
+    assert attributions.read_reliance(str(tmp_path)) == reliance
 
 
 def test_codes_show_the_readable_name_the_data_carries(model_dir, tmp_path):
