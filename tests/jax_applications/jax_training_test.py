@@ -16,6 +16,7 @@ tested under `tests/applications`).
 """
 
 import io
+import json
 import math
 import os
 import subprocess
@@ -30,6 +31,7 @@ from applications import registry
 from applications.common import backend_export
 from tests import export_testing
 from tests import resume_testing
+from tests.applications.ehr.ehr_serving_inputs import serving_inputs
 from tests.applications.tiny_runs import TINY_FLAGS
 
 pytestmark = pytest.mark.skipif(
@@ -132,25 +134,6 @@ def test_what_needs_tensorflow_says_so_on_jax(tmp_path, capsys):
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
 
 
-def _serving_inputs(records):
-    """The export's inputs for `records`: events padded with `""`."""
-    width = max(len(codes) for codes in records.codes) + 1
-    codes = [list(c) + [""] * (width - len(c)) for c in records.codes]
-    values = np.zeros((len(codes), width), "float32")
-    times = np.zeros((len(codes), width), "float32")
-    for i in range(len(codes)):
-        count = len(records.codes[i])
-        values[i, :count] = records.values[i]
-        times[i, :count] = records.times[i]
-    return {
-        "codes": codes,
-        "values": values.tolist(),
-        "times": times.tolist(),
-        "prediction_time": records.prediction_times.tolist(),
-        "note": list(records.notes),
-    }
-
-
 def test_ehr_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
     from applications.ehr import synthetic
 
@@ -164,11 +147,10 @@ def test_ehr_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
         "float32"
     ).astype("float64")
     expected = risk_model.predict(records)["risk"]
-    inputs = _serving_inputs(records)
+    inputs = serving_inputs(records)
     served = export_testing.run_without_project(
         f"""
-nan = float("nan")
-inputs = {inputs!r}
+inputs = json.loads({json.dumps(inputs)!r})
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(codes=tf.constant(inputs["codes"]),
             values=tf.constant(inputs["values"], tf.float32),

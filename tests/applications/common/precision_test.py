@@ -17,6 +17,7 @@ from applications.entailment import data as entailment_data
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
 from tests import export_testing
+from tests.applications.ehr.ehr_serving_inputs import serving_inputs
 from tests.resume_testing import check_fit_resumes
 
 BF16 = "mixed_bfloat16"
@@ -204,28 +205,7 @@ def test_export_of_a_bfloat16_model_serves(trained, tmp_path):
     expected = risk_model.predict(records)["risk"]
     path = str(tmp_path / "ehr" / "1")
     risk_model.export(path, jit_compile=False)
-    events = [
-        list(zip(codes, values, times))
-        for codes, values, times in zip(
-            records.codes, records.values, records.times
-        )
-    ]
-    width = max(len(row) for row in events)
-    inputs = {
-        "codes": [
-            [c for c, _, _ in row] + [""] * (width - len(row)) for row in events
-        ],
-        "values": [
-            [float(v) for _, v, _ in row] + [0.0] * (width - len(row))
-            for row in events
-        ],
-        "times": [
-            [float(t) for _, _, t in row] + [0.0] * (width - len(row))
-            for row in events
-        ],
-        "prediction_time": [float(t) for t in records.prediction_times],
-        "note": list(records.notes),
-    }
+    inputs = serving_inputs(records)
     served = export_testing.run_without_project(
         f"""
 inputs = json.loads({json.dumps(inputs)!r})

@@ -13,6 +13,7 @@ from applications import registry
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from tests import export_testing
+from tests.applications.ehr.ehr_serving_inputs import serving_inputs
 
 TINY = (
     registry.get("ehr").tiny_config().replace(max_events=12, max_note_tokens=10)
@@ -32,31 +33,6 @@ def trained(request, patients):
     model = RiskModel(config)
     model.fit(patients.records, epochs=1, verbose=0)
     return model
-
-
-def _batch(records, extra=()):
-    """Padded serving inputs of `records`; `extra[i]` events (after the
-    record's own) are appended to patient `i`."""
-    rows = []
-    for i in range(len(records)):
-        events = list(
-            zip(records.codes[i], records.values[i], records.times[i])
-        )
-        rows.append(events + list(extra[i] if i < len(extra) else ()))
-    width = max([len(r) for r in rows] + [0]) + 2  # padding slots too
-    codes = [[""] * width for _ in rows]
-    values = np.zeros((len(rows), width), "float32")
-    times = np.zeros((len(rows), width), "float32")
-    for i, events in enumerate(rows):
-        for j, (code, value, time) in enumerate(events):
-            codes[i][j], values[i, j], times[i, j] = code, value, time
-    return {
-        "codes": codes,
-        "values": values.tolist(),
-        "times": times.tolist(),
-        "prediction_time": records.prediction_times.tolist(),
-        "note": list(records.notes),
-    }
 
 
 def _test_records(patients):
@@ -87,7 +63,7 @@ def test_export_serves_what_predict_gives_without_the_project(
     # Events after the prediction time are ignored by the export (patient
     # 2 gets one), as the loaders drop them.
     late = [(), (), [("lab:late", 1.0, records.prediction_times[2] + 5.0)]]
-    inputs = _batch(records, late)
+    inputs = serving_inputs(records, late)
     path = str(tmp_path / "ehr" / "1")
     trained.export(path)
     served = export_testing.run_without_project(

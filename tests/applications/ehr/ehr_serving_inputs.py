@@ -1,0 +1,31 @@
+"""The EHR export's `serving_default` inputs for `PatientRecords`, as a
+client sends them (events padded with `""`), for the tests that serve an
+export."""
+
+import numpy as np
+
+
+def serving_inputs(records, extra=()):
+    """Padded serving inputs (JSON-ready lists) of `records`; `extra[i]`
+    events `(code, value, time)` are appended to patient `i`'s own. Two
+    padding slots follow the longest record's events."""
+    rows = []
+    for i in range(len(records)):
+        events = list(
+            zip(records.codes[i], records.values[i], records.times[i])
+        )
+        rows.append(events + list(extra[i] if i < len(extra) else ()))
+    width = max([len(r) for r in rows] + [0]) + 2  # padding slots too
+    codes = [[""] * width for _ in rows]
+    values = np.zeros((len(rows), width), "float32")
+    times = np.zeros((len(rows), width), "float32")
+    for i, events in enumerate(rows):
+        for j, (code, value, time) in enumerate(events):
+            codes[i][j], values[i, j], times[i, j] = code, value, time
+    return {
+        "codes": codes,
+        "values": values.tolist(),
+        "times": times.tolist(),
+        "prediction_time": [float(t) for t in records.prediction_times],
+        "note": list(records.notes),
+    }
