@@ -16,7 +16,6 @@ tested under `tests/applications`).
 """
 
 import io
-import json
 import math
 import os
 import subprocess
@@ -31,7 +30,7 @@ from applications import registry
 from applications.common import backend_export
 from tests import export_testing
 from tests import resume_testing
-from tests.applications.ehr.ehr_serving_inputs import serving_inputs
+from tests.applications.ehr.ehr_serving_inputs import served_risk
 from tests.applications.tiny_runs import TINY_FLAGS
 
 pytestmark = pytest.mark.skipif(
@@ -147,19 +146,7 @@ def test_ehr_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
         "float32"
     ).astype("float64")
     expected = risk_model.predict(records)["risk"]
-    inputs = serving_inputs(records)
-    served = export_testing.run_without_project(
-        f"""
-inputs = json.loads({json.dumps(inputs)!r})
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(codes=tf.constant(inputs["codes"]),
-            values=tf.constant(inputs["values"], tf.float32),
-            times=tf.constant(inputs["times"], tf.float32),
-            prediction_time=tf.constant(inputs["prediction_time"], tf.float32),
-            note=tf.constant(inputs["note"]))
-emit({{"risk": out["risk"].numpy().tolist()}})
-"""
-    )
+    served = served_risk(path, records)
     np.testing.assert_allclose(served["risk"], expected, atol=1e-5)
     assert len(set(np.round(expected, 4))) > 1  # not a constant model
 

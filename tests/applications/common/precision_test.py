@@ -16,8 +16,7 @@ from applications.ehr.synthetic import make_synthetic_patients
 from applications.entailment import data as entailment_data
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
-from tests import export_testing
-from tests.applications.ehr.ehr_serving_inputs import serving_inputs
+from tests.applications.ehr.ehr_serving_inputs import served_risk
 from tests.resume_testing import check_fit_resumes
 
 BF16 = "mixed_bfloat16"
@@ -205,19 +204,7 @@ def test_export_of_a_bfloat16_model_serves(trained, tmp_path):
     expected = risk_model.predict(records)["risk"]
     path = str(tmp_path / "ehr" / "1")
     risk_model.export(path, jit_compile=False)
-    inputs = serving_inputs(records)
-    served = export_testing.run_without_project(
-        f"""
-inputs = json.loads({json.dumps(inputs)!r})
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(codes=tf.constant(inputs["codes"]),
-            values=tf.constant(inputs["values"], tf.float32),
-            times=tf.constant(inputs["times"], tf.float32),
-            prediction_time=tf.constant(inputs["prediction_time"], tf.float32),
-            note=tf.constant(inputs["note"]))
-emit({{"risk": out["risk"].numpy().tolist(), "dtype": out["risk"].dtype.name}})
-"""
-    )
+    served = served_risk(path, records)
     assert served["dtype"] == "float32"
     assert np.all(np.isfinite(served["risk"]))
     np.testing.assert_allclose(served["risk"], expected, atol=1e-2)

@@ -1,8 +1,13 @@
 """The EHR export's `serving_default` inputs for `PatientRecords`, as a
-client sends them (events padded with `""`), for the tests that serve an
-export."""
+client sends them (events padded with `""`), and their risks served by an
+export in a process without Keras or the project, for the tests that
+serve an export."""
+
+import json
 
 import numpy as np
+
+from tests import export_testing
 
 
 def serving_inputs(records, extra=()):
@@ -29,3 +34,22 @@ def serving_inputs(records, extra=()):
         "prediction_time": [float(t) for t in records.prediction_times],
         "note": list(records.notes),
     }
+
+
+def served_risk(path, records):
+    """`{"risk": list of float, "dtype": str}`: the export at `path`
+    serving `records` (`serving_inputs`) in a process without Keras or
+    the project."""
+    inputs = serving_inputs(records)
+    return export_testing.run_without_project(
+        f"""
+inputs = json.loads({json.dumps(inputs)!r})
+serve = tf.saved_model.load({path!r}).signatures["serving_default"]
+out = serve(codes=tf.constant(inputs["codes"]),
+            values=tf.constant(inputs["values"], tf.float32),
+            times=tf.constant(inputs["times"], tf.float32),
+            prediction_time=tf.constant(inputs["prediction_time"], tf.float32),
+            note=tf.constant(inputs["note"]))
+emit({{"risk": out["risk"].numpy().tolist(), "dtype": out["risk"].dtype.name}})
+"""
+    )
