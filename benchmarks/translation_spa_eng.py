@@ -17,6 +17,11 @@ which trains on lower-cased text).
 Settings were chosen on the validation split; the test split is for
 reporting only. `--max-train-pairs N` trains on a random sample (seed 0)
 of N training pairs, the validation and test splits unchanged.
+`--load-dir DIR` evaluates the translators a `--save-dir DIR` run saved
+instead of training them again; `--monotonic-decoding hard` decodes
+monotonic attention with the hard alignment (Raffel et al.'s inference,
+`MonotonicAttention(mode="hard")`, same weights) rather than the expected
+one the model trained with.
 """
 
 import argparse
@@ -32,6 +37,7 @@ import keras  # noqa: E402
 from applications.translation import data  # noqa: E402
 from applications.translation.config import TranslationConfig  # noqa: E402
 from applications.translation.translator import Translator  # noqa: E402
+from attention_zoo import MonotonicAttention  # noqa: E402
 
 DATA = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
@@ -110,6 +116,18 @@ def main(argv=None):
         default=None,
         help="save each trained translator in SAVE_DIR/CONFIG",
     )
+    parser.add_argument(
+        "--load-dir",
+        default=None,
+        help="evaluate the translators saved in LOAD_DIR/CONFIG (by "
+        "--save-dir) instead of training",
+    )
+    parser.add_argument(
+        "--monotonic-decoding",
+        choices=("expected", "hard"),
+        default="expected",
+        help="alignment that monotonic attention decodes with",
+    )
     args = parser.parse_args(argv)
 
     pairs = data.load_tsv_pairs(
@@ -129,26 +147,36 @@ def main(argv=None):
         settings = dict(
             BASE, epochs=args.epochs, lowercase=args.lowercase, **CONFIGS[name]
         )
-        config = TranslationConfig(**settings)
-        translator = Translator(config)
         start = time.perf_counter()
-        history = translator.fit(
-            train,
-            validation,
-            callbacks=[TimeBudget(60 * args.minutes)],
-            verbose=2,
-        )
+        if args.load_dir:
+            translator = Translator.load(os.path.join(args.load_dir, name))
+            # The epochs asked of the saved run (not checked: --minutes).
+            epochs, accuracy = translator.config.epochs, float("nan")
+        else:
+            translator = Translator(TranslationConfig(**settings))
+            history = translator.fit(
+                train,
+                validation,
+                callbacks=[TimeBudget(60 * args.minutes)],
+                verbose=2,
+            )
+            epochs = len(history.history["loss"])
+            accuracy = history.history.get("val_accuracy", [float("nan")])[-1]
         minutes = (time.perf_counter() - start) / 60
         if args.save_dir:
             translator.save(os.path.join(args.save_dir, name))
+        if args.monotonic_decoding == "hard":
+            attention = translator.model.get_layer("attention")
+            if isinstance(attention, MonotonicAttention):
+                attention.mode = "hard"  # before the first decode traces
         scores = translator.evaluate(test)
         rows.append(
             (
                 name,
                 translator.model.count_params(),
-                len(history.history["loss"]),
+                epochs,
                 minutes,
-                history.history.get("val_accuracy", [float("nan")])[-1],
+                accuracy,
                 scores["bleu"],
                 scores["chrf"],
                 scores["bleu_lowercase"],
