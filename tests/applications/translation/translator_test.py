@@ -357,6 +357,41 @@ emit({{
     assert served["attention_shape"][1] == max(len(m) for m in maps)
 
 
+def test_n_best_export_serves_without_the_project(
+    translator, synthetic, tmp_path
+):
+    texts = [source for source, _ in synthetic.pairs[:3]] + [""]
+    search = {"beam_size": 3, "coverage_penalty": 0.5}
+    n_best, scores = translator.translate(
+        texts, num_results=3, return_scores=True, **search
+    )
+    path = str(tmp_path / "translation" / "1")
+    translator.export(path, num_results=3, **search)
+    served = export_testing.run_without_project(
+        f"""
+serve = tf.saved_model.load({path!r}).signatures["serving_default"]
+out = serve(text=tf.constant({texts!r}))
+emit({{
+    "translations": [
+        [t.decode("utf-8") for t in row] for row in out["translations"].numpy()
+    ],
+    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
+    "scores": out["scores"].numpy().tolist(),
+    "outputs": sorted(out),
+}})
+"""
+    )
+    assert served["translations"] == n_best
+    assert served["translation"] == [row[0] for row in n_best]
+    np.testing.assert_allclose(served["scores"], scores, atol=1e-5)
+    assert served["outputs"] == [
+        "attention",
+        "scores",
+        "translation",
+        "translations",
+    ]
+
+
 def test_exported_graph_uses_only_tensorflow_and_text_ops(translator, tmp_path):
     path = str(tmp_path / "export")
     translator.export(path)
