@@ -1,8 +1,10 @@
 """`EntailmentClassifier`: tokenizer, model and metrics in one object."""
 
+import keras
 import numpy as np
 import tensorflow as tf
 
+from applications.common.batch_padding import pad_to_length_multiple
 from applications.common.bundle import SavedBundle
 from applications.common.inference import compiled_call
 from applications.common.wordpiece import PAD_ID
@@ -136,7 +138,9 @@ class EntailmentClassifier(SavedBundle):
         return ids[:, : self.config.max_length].to_tensor(PAD_ID)
 
     def dataset(self, examples, shuffle=False):
-        """`({"premise", "hypothesis"}, label)` batches, PAD-filled."""
+        """`({"premise", "hypothesis"}, label)` batches, PAD-filled to the
+        batch's longest (on JAX, up to a multiple of `length_multiple`, at
+        most `max_length`)."""
         self.check_examples(examples)
         strings = tf.data.Dataset.from_tensor_slices(
             (
@@ -152,11 +156,24 @@ class EntailmentClassifier(SavedBundle):
                 reshuffle_each_iteration=True,
             )
 
+        # JAX compiles a step per shape: a few lengths, not one a batch.
+        bucketed = keras.backend.backend() == "jax"
+
         def encode(premises, hypotheses, labels):
-            inputs = {
-                "premise": self.ids(premises),
-                "hypothesis": self.ids(hypotheses),
-            }
+            inputs = {}
+            for key, texts in (
+                ("premise", premises),
+                ("hypothesis", hypotheses),
+            ):
+                ids = self.ids(texts)
+                if bucketed:
+                    ids = pad_to_length_multiple(
+                        ids,
+                        self.length_multiple,
+                        self.config.max_length,
+                        PAD_ID,
+                    )
+                inputs[key] = ids
             return inputs, labels
 
         return (

@@ -24,6 +24,7 @@ Sequence conventions (shared with the models and decoding; ids from
 import numpy as np
 import tensorflow as tf
 
+from applications.common.batch_padding import pad_to_length_multiple
 from applications.common.loaders import read_jsonl
 from applications.common.loaders import read_tsv
 from applications.common.wordpiece import END_ID
@@ -275,10 +276,9 @@ def make_translation_dataset(
         def pad(ragged):
             dense = _pad(ragged, pad_shape)
             if length_multiple and not pad_to_max_length:
-                length = tf.shape(dense)[1]
-                bucket = -(-length // length_multiple) * length_multiple
-                extra = tf.minimum(bucket, max_length) - length
-                dense = tf.pad(dense, [[0, 0], [0, tf.maximum(extra, 0)]])
+                dense = pad_to_length_multiple(
+                    dense, length_multiple, max_length
+                )
             return dense
 
         inputs = {"source": pad(source), "target_in": pad(target_in)}

@@ -75,6 +75,32 @@ def test_predict_returns_labels_probabilities_and_alignment(
     )
 
 
+def test_batches_pad_to_length_buckets_on_jax(generated, monkeypatch):
+    classifier = EntailmentClassifier(TINY.replace(batch_size=16))
+    examples = generated.select(range(160))
+    classifier.ensure_tokenizer(examples)
+    plain = list(classifier.dataset(examples))
+    # `dataset` decides by the backend: JAX compiles a step per shape.
+    monkeypatch.setattr(
+        "applications.entailment.classifier.keras.backend.backend",
+        lambda: "jax",
+    )
+    bucketed = list(classifier.dataset(examples))
+    multiple = classifier.length_multiple
+    lengths = set()
+    for (inputs, labels), (padded, padded_labels) in zip(plain, bucketed):
+        np.testing.assert_array_equal(labels, padded_labels)
+        for key in ("premise", "hypothesis"):
+            a, b = inputs[key].numpy(), padded[key].numpy()
+            length = a.shape[1]
+            expected = min(-(-length // multiple) * multiple, TINY.max_length)
+            assert b.shape == (a.shape[0], expected), key
+            np.testing.assert_array_equal(b[:, :length], a)
+            assert np.all(b[:, length:] == 0)  # PAD
+            lengths.add(b.shape[1])
+    assert len(lengths) < len({x[0][k].shape[1] for x in plain for k in x[0]})
+
+
 def test_classification_report_against_hand_counts():
     labels = [0, 0, 1, 2, 2, 2]
     predictions = [0, 1, 1, 2, 0, 2]
