@@ -115,6 +115,7 @@ def compare(
     policies=("float32", "mixed_bfloat16"),
     modes=("graph", "xla"),
     repeats=20,
+    forward_only=None,
 ):
     """Prints a table of medians and ratios; returns the rows.
 
@@ -126,6 +127,9 @@ def compare(
             is the denominator of every ratio ("x faster than baseline").
         policies, modes: what to measure.
         repeats: timed repeats per configuration.
+        forward_only: optional dict name -> reason: candidates left out of
+            the forward+backward pass (e.g. no gradient reaches their
+            weights), with the reason printed.
 
     Returns:
         A list of dicts (one per measurement) with the medians and ratios.
@@ -138,10 +142,16 @@ def compare(
         f"{'pass':<17}{'policy':<16}{'candidate':<28}{'mode':<7}"
         f"{'ms':>9}{'vs best baseline':>18}"
     )
+    forward_only = forward_only or {}
     for backward in (False, True):
+        if backward:
+            for name, reason in forward_only.items():
+                print(f"fwd+bwd skipped for {name}: {reason}")
         for policy in policies:
             runners = {}
             for name, make in candidates.items():
+                if backward and name in forward_only:
+                    continue
                 for mode in modes:
                     runners[(name, mode)] = make_runner(
                         make(policy), inputs, mode, backward
