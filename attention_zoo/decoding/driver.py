@@ -92,9 +92,12 @@ def decode(
         top_k: int >= 1, with `sampling="top_k"`. Defaults to `None`.
         top_p: float in `(0, 1]`, with `sampling="top_p"`. Defaults to
             `None`.
-        seed: int, scalar int tensor or `None` (a new seed per call, or
-            per trace inside an outer compiled function), with sampling.
-            Defaults to `None`.
+        seed: with sampling, every row's seed: an int or int scalar
+            tensor (row `i` gets `seed + i`), an int tensor `(B,)` (one
+            seed per row), or `None` (a new int per call, or per trace
+            inside an outer compiled function). A row's draws depend on
+            its seed and inputs only, not on the rest of the batch or the
+            padding (see `sample_search`). Defaults to `None`.
         jit_compile: bool, compile with XLA (on TensorFlow `False` gives a
             graph function, on JAX op-by-op execution). Defaults to `True`.
 
@@ -150,7 +153,10 @@ def decode(
     if sampler is None:
         result = search(padded)
     else:
-        result = search(padded, sampling_lib.seed_tensor(seed))
+        # The rows' seeds, padded with the batch (see `row_seeds`).
+        seeds = sampling_lib.row_seeds(seed, batch)
+        padded_batch = ops.shape(keras.tree.flatten(padded)[0])[0]
+        result = search(padded, buckets.pad_axes(seeds, [padded_batch]))
     result = {key: buckets.unpad(value, batch) for key, value in result.items()}
     for key in ("attention", "beam_attention"):
         if length is not None and key in result:  # (..., Ts) cut back

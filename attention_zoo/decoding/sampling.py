@@ -4,9 +4,13 @@ As with keras-hub's samplers (`TopKSampler`, `TopPSampler`), each step's
 next token is drawn from the model's distribution, sharpened or flattened
 by a temperature, and cut to its `top_k` likeliest tokens or to the
 smallest set whose probability reaches `top_p` (Holtzman et al., 2019).
-The draws are stateless: step `t` draws with the seed `(seed, t)`, so the
-loop compiles under XLA on both backends, a seed repeats exactly, and the
-seed is an argument of the compiled search (a new seed never recompiles).
+Each row has a seed of its own, and its draws are a function of that seed,
+the step and the token ids alone (the Gumbel-max trick with the counter-based
+noise of `counter_random`): a row draws the same tokens whatever batch it
+is in (served requests are batched with others and padded to buckets), on
+TensorFlow and JAX, with XLA or without. The loop compiles under XLA on
+both backends, and the seeds are an argument of the compiled search (a
+new seed never recompiles).
 """
 
 import random
@@ -19,6 +23,7 @@ from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int
 from attention_zoo.decoding import buffers
+from attention_zoo.decoding import counter_random
 
 SAMPLING = ("greedy", "temperature", "top_k", "top_p")
 
@@ -40,14 +45,15 @@ def sample_search(
     The loop is `greedy_search`'s (END handling, buffers, early stop) with
     another choice of token: at step `t` the float32 log-softmax is
     divided by `temperature`, cut by `sampling`, and one token is drawn
-    per row with `keras.random.categorical` and the seed `(seed, t)`.
+    per row: the argmax of the cut logits plus Gumbel noise computed from
+    the row's seed, `t` and each token's id (`counter_random.gumbel`).
     `temperature=0` (or `sampling="greedy"`) takes the argmax, which is
     `greedy_search` exactly. Scores are the model's own log-probabilities
     of the drawn tokens (before temperature and cut), as in greedy search.
 
-    A draw depends on the seed, the step and the whole batch (its shape
-    included), and the XLA and non-XLA kernels draw differently: the same
-    seed repeats exactly for the same inputs and compiler.
+    A row's draws depend on its seed and its own distributions only: the
+    same seed gives the same tokens in any batch, on either backend,
+    compiled or not (up to float rounding of the model itself).
 
     Args:
         step_fn: callable `(token_ids, state, index) -> (logits, state,
@@ -65,9 +71,10 @@ def sample_search(
         top_p: float in `(0, 1]`, with `sampling="top_p"` only: draw among
             the smallest set of likeliest tokens whose probability (after
             temperature) reaches `top_p`.
-        seed: int, scalar int tensor, or `None` to draw one with Python's
-            `random` (which `keras.utils.set_random_seed` seeds). Defaults
-            to `None`.
+        seed: int or int scalar tensor (row `i` gets `seed + i`), int
+            tensor `(B,)` (each row's seed), or `None` to draw an int with
+            Python's `random` (which `keras.utils.set_random_seed` seeds).
+            See `row_seeds`. Defaults to `None`.
 
     Returns:
         A dict with `tokens`, `lengths`, `scores` and `attention`, as
@@ -84,9 +91,11 @@ def sample_search(
     """
     check_positive_int("max_length", max_length)
     check_sampling(sampling, temperature, top_k, top_p)
-    pick = _sampler(sampling, temperature, top_k, top_p, seed_tensor(seed))
+    state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
+    seeds = row_seeds(seed, buffers.batch_size_of(state))
+    pick = _sampler(sampling, temperature, top_k, top_p, seeds)
     return buffers.row_search(
-        step_fn, initial_state, start_id, end_id, max_length, pick
+        step_fn, state, start_id, end_id, max_length, pick
     )
 
 
@@ -150,61 +159,66 @@ def check_sampling(sampling, temperature=1.0, top_k=None, top_p=None):
         )
 
 
-def seed_tensor(seed=None):
-    """The sampling seed as an int32 scalar tensor: an int (taken modulo
-    2 ** 32), a scalar int tensor, or `None` for a new one from Python's
-    `random`."""
+def row_seeds(seed, num_rows):
+    """Every row's sampling seed, `uint32` `(num_rows,)`.
+
+    `seed` is an int, an int scalar tensor, or `None` (a new one from
+    Python's `random`, which `keras.utils.set_random_seed` seeds): row `i`
+    gets `seed + i` (modulo `2 ** 32`). Or it is an int tensor (or list)
+    `(num_rows,)` with each row's own seed. Signed seeds count by their
+    32 low bits: `-1` is `2 ** 32 - 1`.
+    """
     if seed is None:
         seed = random.getrandbits(32)
+    if isinstance(seed, (list, tuple)):
+        seed = np.asarray(seed)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        seed = (int(seed) + 2**31) % 2**32 - 2**31  # int32, same 32 bits
-        return ops.convert_to_tensor(seed, "int32")
-    dtype = getattr(seed, "dtype", None)
-    if (
-        dtype is None
-        or "int" not in keras.backend.standardize_dtype(dtype)
-        or len(seed.shape) != 0
-    ):
-        raise ValueError(
-            "`seed` must be an int, a scalar integer tensor or None. "
-            f"Received: seed={seed!r}"
-        )
-    return ops.cast(seed, "int32")
+        seed = int(seed)
+        shape = ()
+    else:
+        dtype = getattr(seed, "dtype", None)
+        shape = tuple(seed.shape) if hasattr(seed, "shape") else ()
+        if (
+            dtype is None
+            or "int" not in keras.backend.standardize_dtype(dtype)
+            or len(shape) > 1
+        ):
+            raise ValueError(
+                "`seed` must be an int, an integer tensor of one seed per "
+                f"row, or None. Received: seed={seed!r}"
+            )
+    if len(shape) == 1:
+        if isinstance(num_rows, int) and shape[0] not in (None, num_rows):
+            raise ValueError(
+                f"`seed` must have one seed per row ({num_rows} rows). "
+                f"Received: seed of shape {shape}"
+            )
+        return counter_random.as_uint32(seed)
+    return counter_random.as_uint32(seed) + ops.cast(
+        ops.arange(num_rows), "uint32"
+    )
 
 
-class _StepSeed(keras.random.SeedGenerator):
-    """A seed tensor `(2,)` for `keras.random`, which takes an int or a
-    `SeedGenerator`. A real generator keeps its state in a variable, which
-    a traced loop can neither create nor update; this one has no state and
-    always gives its seed (`keras.random` asks a generator for `next()`)."""
-
-    def __init__(self, seed):  # deliberately no variable, no super()
-        self._seed = seed
-
-    def next(self, ordered=True):
-        return self._seed
-
-
-def _sampler(sampling, temperature, top_k, top_p, seed):
-    """`pick(index, log_probs) -> next_ids` for `buffers.row_search`."""
+def _sampler(sampling, temperature, top_k, top_p, seeds):
+    """`pick(index, log_probs) -> next_ids` for `buffers.row_search`;
+    `seeds` are the rows' `uint32` `(N,)`."""
 
     def pick(index, log_probs):
         if sampling == "greedy" or temperature == 0:
             return ops.argmax(log_probs, axis=-1)
-        logits, ids = log_probs / temperature, None  # (N, V)
+        logits = log_probs / temperature  # (N, V)
+        ids = ops.arange(ops.shape(logits)[-1], dtype="int32")[None]  # (1, V)
         if sampling == "top_k":
             logits, ids = top_k_logits(logits, top_k)  # (N, k)
         elif sampling == "top_p":
             logits, ids = top_p_logits(logits, top_p)  # (N, V), sorted
-        # Stateless: the step's own seed, (seed, index) as uint32 bits.
-        step_seed = ops.cast(
-            ops.stack([seed, ops.cast(index, "int32")]), "uint32"
+        # The Gumbel-max trick, with noise of (row seed, step, token id)
+        # only: a row draws alike in any batch, on any backend.
+        noise = counter_random.gumbel(
+            counter_random.step_keys(seeds, index), ids
         )
-        drawn = keras.random.categorical(
-            logits, 1, dtype="int32", seed=_StepSeed(step_seed)
-        )[:, 0]  # (N,): a position in `logits`
-        if ids is None:
-            return drawn
+        drawn = ops.argmax(logits + noise, axis=-1)  # (N,): a position
+        ids = ops.broadcast_to(ids, ops.shape(logits))
         return ops.take_along_axis(ids, drawn[:, None], axis=1)[:, 0]
 
     return pick

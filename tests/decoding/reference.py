@@ -16,7 +16,10 @@ import itertools
 import numpy as np
 from keras import ops
 
+from attention_zoo.decoding import sample_search
 from attention_zoo.decoding import tile_beams
+from tests.test_case import jit
+from tests.test_case import to_numpy
 
 PAD, START, END = 0, 2, 3
 
@@ -214,3 +217,66 @@ def beam_search(tables, beam_size, alpha, beta=0.0, attention=None):
             [sequence_info(logp, c[0], max_length, weights) for c in beams]
         )
     return results
+
+
+# Counter-based sampling noise (`attention_zoo.decoding.counter_random`),
+# written here from Chris Wellons's published lowbias32.
+MASK = 0xFFFFFFFF
+
+
+def lowbias32(x):
+    """lowbias32 of uint32 values, in uint64 arithmetic masked to 32 bits."""
+    x = np.asarray(x, "uint64") & MASK
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & MASK
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & MASK
+    x ^= x >> 16
+    return x
+
+
+def np_uniform(row_seeds, step, ids):
+    """float32 `(N, M)` in (0, 1) for the rows' seeds `(N,)` at `step`
+    and token ids `(N, M)` or `(1, M)`: 23 bits of
+    `lowbias32(key ^ lowbias32(id + 0x85EBCA6B))`, where the key is
+    `lowbias32(lowbias32(seed) ^ lowbias32(step + 0x9E3779B9))`."""
+    step_bits = lowbias32((int(step) + 0x9E3779B9) & MASK)
+    keys = lowbias32(lowbias32(np.asarray(row_seeds, "uint64")) ^ step_bits)
+    ids = lowbias32((np.asarray(ids, "uint64") + 0x85EBCA6B) & MASK)
+    bits = lowbias32(keys[:, None] ^ ids) >> 9
+    return ((bits.astype("float32") + 0.5) * 2.0**-23).astype("float32")
+
+
+def np_gumbel(row_seeds, step, ids):
+    """float32 Gumbel noise `-log(-log(u))` of `np_uniform`."""
+    u = np_uniform(row_seeds, step, ids)
+    return (-np.log(-np.log(u))).astype("float32")
+
+
+def wide_model(seed=0, batch_size=16, max_length=6):
+    """Flat step distributions over 8 tokens (END rare): many choices."""
+    tables = random_tables(batch_size, max_length, 8, seed, 0.7)
+    tables[..., END] -= 3.0
+    return FakeModel(tables)
+
+
+def run_sample(model, compiled=True, seed=0, **kwargs):
+    """`sample_search` on `model`, the seed (an int, or the rows' seeds)
+    an argument of the compiled function, as `decode` passes it."""
+
+    def decode(state, seed):
+        return sample_search(
+            model.step_fn(),
+            state,
+            START,
+            END,
+            model.max_length,
+            seed=seed,
+            **kwargs,
+        )
+
+    if compiled:
+        decode = jit(decode)
+    if isinstance(seed, int):
+        seed = np.int32(seed)
+    return to_numpy(decode(model.initial_state(), ops.convert_to_tensor(seed)))

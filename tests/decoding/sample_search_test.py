@@ -7,7 +7,6 @@ drawn token is checked against them.
 
 import numpy as np
 import pytest
-from keras import ops
 
 from attention_zoo.decoding import greedy_search
 from attention_zoo.decoding import sample_search
@@ -16,37 +15,10 @@ from attention_zoo.decoding import top_p_logits
 from tests.decoding import reference
 from tests.decoding.reference import END
 from tests.decoding.reference import START
-from tests.decoding.reference import FakeModel
+from tests.decoding.reference import run_sample
+from tests.decoding.reference import wide_model
 from tests.test_case import jit
 from tests.test_case import to_numpy
-
-
-def _wide_model(seed=0, batch_size=16, max_length=6):
-    """Flat step distributions over 8 tokens (END rare): many choices."""
-    tables = reference.random_tables(batch_size, max_length, 8, seed, 0.7)
-    tables[..., END] -= 3.0
-    return FakeModel(tables)
-
-
-def run_sample(model, compiled=True, seed=0, **kwargs):
-    """`sample_search` on `model`, the seed an argument of the compiled
-    function (a tensor, as `decode` passes it)."""
-
-    def decode(state, seed):
-        return sample_search(
-            model.step_fn(),
-            state,
-            START,
-            END,
-            model.max_length,
-            seed=seed,
-            **kwargs,
-        )
-
-    if compiled:
-        decode = jit(decode)
-    seed = ops.convert_to_tensor(seed, "int32")
-    return to_numpy(decode(model.initial_state(), seed))
 
 
 def _steps(model, out):
@@ -105,7 +77,7 @@ def test_top_p_by_hand():
 
 @pytest.mark.parametrize("top_k", [1, 2, 3])
 def test_top_k_never_emits_a_token_outside_the_k_best(top_k):
-    model = _wide_model(seed=2)
+    model = wide_model(seed=2)
     ranks = []
     for seed in range(3):
         out = run_sample(model, seed=seed, sampling="top_k", top_k=top_k)
@@ -117,7 +89,7 @@ def test_top_k_never_emits_a_token_outside_the_k_best(top_k):
 
 @pytest.mark.parametrize("temperature", [1.0, 0.8])
 def test_top_p_emits_tokens_of_the_nucleus(temperature):
-    model = _wide_model(seed=3)
+    model = wide_model(seed=3)
     outside = drawn = 0
     for seed in range(3):
         out = run_sample(
@@ -137,7 +109,7 @@ def test_top_p_emits_tokens_of_the_nucleus(temperature):
 @pytest.mark.parametrize("sampling", ["temperature", "top_k", "top_p"])
 @pytest.mark.parametrize("temperature", [0.0, 1e-6])
 def test_temperature_zero_is_greedy(sampling, temperature):
-    model = _wide_model(seed=4)
+    model = wide_model(seed=4)
     options = {"top_k": 3} if sampling == "top_k" else {}
     if sampling == "top_p":
         options = {"top_p": 0.9}
@@ -157,7 +129,7 @@ def test_temperature_zero_is_greedy(sampling, temperature):
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["jit", "eager"])
 def test_a_seed_repeats_and_seeds_differ(compiled):
-    model = _wide_model(seed=5)
+    model = wide_model(seed=5)
     first = run_sample(model, compiled, seed=7, temperature=1.5)
     again = run_sample(model, compiled, seed=7, temperature=1.5)
     other = run_sample(model, compiled, seed=8, temperature=1.5)
@@ -167,7 +139,7 @@ def test_a_seed_repeats_and_seeds_differ(compiled):
 
 
 def test_scores_and_attention_follow_the_drawn_tokens():
-    model = _wide_model(seed=6)
+    model = wide_model(seed=6)
     out = run_sample(model, seed=1, sampling="top_k", top_k=4)
     logp = reference.log_softmax(model.tables)
     for b in range(model.batch_size):
@@ -184,7 +156,7 @@ def test_scores_and_attention_follow_the_drawn_tokens():
 
 
 def test_an_int_seed_equals_its_tensor():
-    model = _wide_model(seed=7)
+    model = wide_model(seed=7)
     as_int = to_numpy(
         sample_search(
             model.step_fn(), model.initial_state(), START, END, 6, seed=3
@@ -212,7 +184,7 @@ def test_an_int_seed_equals_its_tensor():
     ],
 )
 def test_invalid_arguments(kwargs, name):
-    model = _wide_model()
+    model = wide_model()
     arguments = {"max_length": 2, **kwargs}
     with pytest.raises(ValueError, match=name):
         sample_search(
