@@ -122,7 +122,10 @@ def test_a_log_level_the_user_chose_is_left_alone():
         [sys.executable, "-m", "applications.cli", "--version"], "0"
     )
     assert completed.returncode == 0, completed.stderr
-    assert "oneDNN custom operations are on" in completed.stderr
+    # TensorFlow's start-up lines are all there, unfiltered (which ones a
+    # machine prints depends on its CPU: oneDNN's only with AVX-512).
+    started = re.findall(startup.NOISE, completed.stderr.encode(), re.M)
+    assert len(started) >= 2, completed.stderr
 
 
 def test_serve_commands_help_imports_no_tensorflow():
