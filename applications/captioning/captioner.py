@@ -323,9 +323,10 @@ class Captioner(SavedBundle):
         Beam search (`beam_size`, by default 3, or 1 when sampling) with
         the GNMT length and coverage penalties, or sampling with
         `sampling="temperature"`, `"top_k"` or `"top_p"` (`temperature`,
-        `top_k`, `top_p`, `seed`: an int seed repeats exactly for the same
-        images). `num_results=K` (at most `beam_size`) gives the `K` best
-        beams of each image, best first. See
+        `top_k`, `top_p`, `seed`: an int gives image `i` the seed `seed +
+        i`, a list one seed per image; an image draws the same caption with
+        the same seed in any batch). `num_results=K` (at most `beam_size`)
+        gives the `K` best beams of each image, best first. See
         `attention_zoo.decoding.decode`.
 
         Returns:
@@ -351,8 +352,13 @@ class Captioner(SavedBundle):
         vocabulary = self.tokenizer.vocabulary
         for start in range(0, len(images), batch_size):
             batch = images[start : start + batch_size]
-            # Each batch its own seed: the same images, the same captions.
-            batch_seed = None if seed is None else seed + start
+            # Image `i` draws with seed `seed + i` (or `seed[i]`) in any
+            # batch: the same images, the same captions.
+            batch_seed = seed
+            if isinstance(seed, (int, np.integer)):
+                batch_seed = seed + start
+            elif seed is not None:
+                batch_seed = np.asarray(seed)[start : start + len(batch)]
             result = self.decode(
                 batch, beam_size, length_penalty, seed=batch_seed, **options
             )
@@ -398,7 +404,7 @@ class Captioner(SavedBundle):
     def export(
         self,
         path,
-        beam_size=3,
+        beam_size=None,
         length_penalty=0.0,
         coverage_penalty=0.0,
         num_results=1,
@@ -406,9 +412,11 @@ class Captioner(SavedBundle):
         jit_compile=None,
         metrics=None,
         data_fingerprint=None,
+        **sampling,
     ):
         """Writes a SavedModel serving image bytes; see
-        `export_captioning`."""
+        `export_captioning` (`sampling` is its `sampling`, `temperature`,
+        `top_k`, `top_p`)."""
         from applications.captioning.export import export_captioning
 
         return export_captioning(
@@ -418,6 +426,7 @@ class Captioner(SavedBundle):
             length_penalty,
             coverage_penalty,
             num_results,
+            **sampling,
             jit_compile=jit_compile,
             metrics=metrics,
             data_fingerprint=data_fingerprint,

@@ -5,15 +5,18 @@ import numpy as np
 import tensorflow as tf
 
 from applications.captioning.images import decode_image_bytes
-from applications.common.served_hypotheses import best_hypothesis
-from applications.common.served_hypotheses import n_best_outputs
-from attention_zoo.export import ServingModule
+from applications.common.search_serving import SearchServingModule
+from applications.common.search_serving import best_hypothesis
+from applications.common.search_serving import n_best_outputs
 
 # The side of the warm-up request's image (the export resizes any size).
 WARMUP_IMAGE_SIZE = 64
 
 
-class CaptioningServingModule(ServingModule):
+IMAGE_SPEC = tf.TensorSpec([None], tf.string, name="image")
+
+
+class CaptioningServingModule(SearchServingModule):
     """Image decoding, model weights and the decoder in one module.
 
     `serve(image)`: tf.string `(B,)` of encoded JPEG / PNG bytes ->
@@ -23,11 +26,12 @@ class CaptioningServingModule(ServingModule):
     included, empty strings after it: the words the heatmaps belong to).
     Undecodable bytes fail the call naming `image` (see `_pixels`). The
     search is `Captioner.decode` (`attention_zoo.decoding.decode`),
-    XLA-compiled when `jit_compile`, with the beam size and the length
-    and coverage penalties given here. With `num_results = N > 1` (at
-    most the beam size) it also returns `captions` tf.string `(B, N)` and
-    `scores` float32 `(B, N)`: the beam's `N` best, best first; the other
-    outputs are the best one's.
+    XLA-compiled when `jit_compile`, with the options given here (see
+    `SearchServingModule`). With `num_results = N > 1` (at most the beam
+    size) it also returns `captions` tf.string `(B, N)` and `scores`
+    float32 `(B, N)`: the beam's `N` best, best first; the other outputs
+    are the best one's. With `sampling` it also returns `seed` int64
+    `(B,)`, and `seeded(image, seed)` draws with the given seeds.
     """
 
     def __init__(
@@ -38,28 +42,31 @@ class CaptioningServingModule(ServingModule):
         coverage_penalty=0.0,
         jit_compile=True,
         num_results=1,
+        **sampling,
     ):
-        super().__init__(name="captioning")
-        self.tokenizer = captioner.tokenizer
-        self.track_model(captioner.model)
-        self._size = captioner.config.image_size
-        self._captioner = captioner
-        self._search = dict(
+        super().__init__(
+            "captioning",
+            captioner,
+            IMAGE_SPEC,
+            jit_compile=jit_compile,
             beam_size=beam_size,
             length_penalty=length_penalty,
             coverage_penalty=coverage_penalty,
-            jit_compile=jit_compile,
             num_results=num_results,
+            **sampling,
         )
-        self._num_results = num_results
+        self.tokenizer = captioner.tokenizer
+        self.track_model(captioner.model)
+        self._size = captioner.config.image_size
         self._vocabulary = tf.constant(captioner.tokenizer.vocabulary)
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.string, name="image")]
-    )
+    @tf.function(input_signature=[IMAGE_SPEC])
     def serve(self, image):
-        results = self._captioner.decode(self._pixels(image), **self._search)
-        result = best_hypothesis(results, self._num_results)
+        return self.search_outputs(image)
+
+    def outputs(self, image, seed):
+        results = self.decode(self._pixels(image), seed)
+        result = best_hypothesis(results, self.num_results)
         ids = result["tokens"]  # (B, max_length)
         steps = tf.range(tf.shape(ids)[1])[tf.newaxis, :]
         generated = steps < result["lengths"][:, tf.newaxis]
@@ -68,7 +75,7 @@ class CaptioningServingModule(ServingModule):
             "attention": tf.cast(result["attention"], tf.float32),
             "tokens": tf.where(generated, tf.gather(self._vocabulary, ids), ""),
         }
-        if self._num_results > 1:
+        if self.num_results > 1:
             outputs.update(
                 n_best_outputs(results, self.tokenizer.detokenize, "captions")
             )
@@ -120,11 +127,15 @@ class CaptioningServingModule(ServingModule):
 def export_captioning(
     captioner,
     path,
-    beam_size=3,
+    beam_size=None,
     length_penalty=0.0,
     coverage_penalty=0.0,
     num_results=1,
     *,
+    sampling=None,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
     jit_compile=None,
     metrics=None,
     data_fingerprint=None,
@@ -137,11 +148,19 @@ def export_captioning(
     (tf.string `[None, max_length]`, the token each heatmap belongs to,
     `[END]` included, `""` after it). Image decoding, resizing (to
     `image_size`) and detokenization run inside the graph; the search
-    (`beam_size`, `length_penalty`, `coverage_penalty`, see
-    `Captioner.caption`) is compiled with XLA when `jit_compile` (`None`:
-    when a GPU is visible). With `num_results = N > 1` (at most
-    `beam_size`) it also returns the beam's `N` best as `captions`
-    (tf.string `[None, N]`) with their `scores` (float32 `[None, N]`).
+    (`beam_size`, by default 3, or 1 when sampling; `length_penalty`,
+    `coverage_penalty`, see `Captioner.caption`) is compiled with XLA
+    when `jit_compile` (`None`: when a GPU is visible). With `num_results
+    = N > 1` (at most `beam_size`) it also returns the beam's `N` best as
+    `captions` (tf.string `[None, N]`) with their `scores` (float32
+    `[None, N]`). With `sampling` (`"temperature"`, `"top_k"` or
+    `"top_p"`, with `temperature`, `top_k`, `top_p` as in `caption`) the
+    export samples: `serving_default` draws a new seed per image and also
+    returns it as `seed` (int64 `[None]`), and the `seeded` signature
+    takes `image` and `seed` (int64 `[None]`, one per image) and returns
+    the same outputs; an image with seed `s` gets the caption
+    `caption(images, seed=[s], ...)` gives it, in any batch (see
+    `applications.common.search_serving`).
     Loading needs TensorFlow and TensorFlow Text's ops (for the
     detokenizer's vocabulary lookups only core ops are used, but the
     tokenizer module is saved along). Bytes that do not decode (empty,
@@ -149,12 +168,14 @@ def export_captioning(
     naming `image` and their batch positions; an empty batch gives empty
     outputs. The folder appears
     only once complete, with the config, the vocabulary and
-    `metadata.json` (with `metrics` and `data_fingerprint`, see
-    `attention_zoo.export.save_export`).
+    `metadata.json` (with `metrics`, `data_fingerprint` and the search
+    under `decoding`, see `attention_zoo.export.save_export`).
 
     Returns:
         `path`.
     """
+    if beam_size is None:
+        beam_size = 3 if sampling is None else 1
     return captioner.write_export(
         CaptioningServingModule,
         path,
@@ -165,6 +186,10 @@ def export_captioning(
         length_penalty=length_penalty,
         coverage_penalty=coverage_penalty,
         num_results=num_results,
+        sampling=sampling,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
     )
 
 

@@ -52,13 +52,16 @@ def build_parser():
         metavar="PNG",
         help="write each image's attention figure (PNG, PNG-2, ...)",
     )
+    serving.add_seed_argument(parser, "image")
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    serve = serving.load_export(parser, args.directory, "captioning")
+    serve = serving.load_export(
+        parser, args.directory, "captioning", seed=args.seed
+    )
     from applications.captioning.images import check_images
 
     _, bad = check_images(args.images)

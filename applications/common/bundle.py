@@ -343,7 +343,7 @@ class SavedBundle:
             )
         jit_compile = resolve_jit_compile(jit_compile)
         module = module_class(self, jit_compile=jit_compile, **module_options)
-        warmup = [("serving_default", x) for x in self.warmup_inputs()]
+        warmup = module.warmup_requests(self.warmup_inputs())
         return save_export(
             self, module, path, jit_compile, metrics, data_fingerprint, warmup
         )

@@ -23,6 +23,9 @@ from applications import registry
 from applications.common import startup
 
 SIGNATURE = "serving_default"
+# A sampling export's signature that takes the seeds
+# (`applications.common.search_serving`).
+SEEDED_SIGNATURE = "seeded"
 
 
 def command_parser(prog, description, examples):
@@ -91,35 +94,74 @@ def export_version(parser, directory):
     return path
 
 
-def load_export(parser, directory, application):
+def add_seed_argument(parser, noun):
+    """`--seed N`: an export that samples draws `noun` `i` with seed
+    `N + i` (its `seeded` signature), as `seed=N` does in Python."""
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help=f"for an export that samples: {noun} i draws with seed N + i "
+        "(the same seeds repeat the same output, as seed=N in Python); "
+        "without it the export draws new seeds",
+    )
+
+
+def load_export(parser, directory, application, seed=None):
     """The `serving_default` signature of `application`'s export in
-    `directory` (an export folder or a version folder).
+    `directory` (an export folder or a version folder), or with `seed`
+    its `seeded` signature, given the seeds `seed + i`.
 
     The export's `metadata.json` is read first: another application's
     export is refused before TensorFlow loads it. Then the signature's
     inputs must be the application's `export_inputs`, whether or not the
-    metadata could be read. Every refusal is a `fail` of `parser`.
+    metadata could be read; with `seed` the export must sample (have a
+    `seeded` signature). Every refusal is a `fail` of `parser`.
 
     Args:
         parser: the command's `argparse.ArgumentParser`.
         directory: str, the folder given on the command line.
         application: str, the command's application (`Application.name`).
+        seed: optional int, the first input's seed (`--seed`).
 
     Returns:
         The loaded signature, a callable taking the inputs as keyword
-        arguments; TensorFlow's noise on its first run (see
-        `applications.common.startup`) is dropped.
+        arguments (with `seed`, the seeds are added); TensorFlow's noise
+        on its first run (see `applications.common.startup`) is dropped.
     """
     path = export_version(parser, directory)
     exported = exported_application(path)
     if exported is not None and exported != application:
         fail(parser, _other_export(path, directory, exported, application))
-    signature = _load_signature(parser, path)
+    signatures = _load_signatures(parser, path)
+    signature = signatures[SIGNATURE]
     specs = signature.structured_input_signature[1]
     expected = registry.get(application).export_inputs
     if set(specs) != set(expected):
         fail(parser, _other_inputs(path, directory, specs, application))
-    return startup.quietly(signature)
+    if seed is None:
+        return startup.quietly(signature)
+    if SEEDED_SIGNATURE not in signatures:
+        fail(
+            parser,
+            f"--seed: the export in {path} does not sample (it has no "
+            f"{SEEDED_SIGNATURE} signature); export with sampling=... to "
+            "draw samples",
+        )
+    return startup.quietly(_with_seeds(signatures[SEEDED_SIGNATURE], seed))
+
+
+def _with_seeds(signature, seed):
+    """`signature` (`seeded`) called with the seeds `seed + i`."""
+    import numpy as np
+    import tensorflow as tf
+
+    def run(**inputs):
+        count = len(next(iter(inputs.values())))
+        seeds = np.arange(count, dtype="int64") + seed
+        return signature(**inputs, seed=tf.constant(seeds))
+
+    return run
 
 
 def exported_application(path):
@@ -137,20 +179,21 @@ def exported_application(path):
     return application if isinstance(application, str) else None
 
 
-def _load_signature(parser, path):
-    """The `serving_default` of the SavedModel in `path`, or a `fail`
-    naming the first line of TensorFlow's complaint."""
+def _load_signatures(parser, path):
+    """The signatures of the SavedModel in `path` (with `serving_default`),
+    or a `fail` naming the first line of TensorFlow's complaint."""
     import tensorflow as tf
 
-    from attention_zoo.export import load_signature
+    from attention_zoo.export import load_signatures
 
     try:
-        return load_signature(path, SIGNATURE)
-    except KeyError:
-        fail(parser, f"the SavedModel in {path} has no {SIGNATURE} signature")
+        signatures = load_signatures(path)
     except (OSError, ValueError, tf.errors.OpError) as error:
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
         fail(parser, f"cannot load the SavedModel in {path}: {reason}")
+    if SIGNATURE not in signatures:
+        fail(parser, f"the SavedModel in {path} has no {SIGNATURE} signature")
+    return signatures
 
 
 def _other_export(path, directory, exported, application):

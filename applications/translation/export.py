@@ -4,14 +4,16 @@
 import tensorflow as tf
 
 from applications.common import warmup_texts
-from applications.common.served_hypotheses import best_hypothesis
-from applications.common.served_hypotheses import n_best_outputs
+from applications.common.search_serving import SearchServingModule
+from applications.common.search_serving import best_hypothesis
+from applications.common.search_serving import n_best_outputs
 from applications.translation import data
 from applications.translation.decoding import TranslationAdapter
-from attention_zoo.export import ServingModule
+
+TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
 
 
-class TranslationServingModule(ServingModule):
+class TranslationServingModule(SearchServingModule):
     """Tokenizers, model weights and the decoder in one module.
 
     `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
@@ -21,11 +23,13 @@ class TranslationServingModule(ServingModule):
     `max_length`: longer texts are cut). A text without tokens (empty or
     whitespace) gives `""` and zero attention. The search is
     `Translator.decode` (`attention_zoo.decoding.decode`), XLA-compiled
-    when `jit_compile`, with the beam size and the length and coverage
-    penalties given here. With `num_results = N > 1` (at most the beam
+    when `jit_compile`, with the options given here (see
+    `SearchServingModule`). With `num_results = N > 1` (at most the beam
     size) it also returns `translations` tf.string `(B, N)` and `scores`
     float32 `(B, N)`: the beam's `N` best, best first, for reranking;
-    `translation` and `attention` are the best one's.
+    `translation` and `attention` are the best one's. With `sampling` it
+    also returns `seed` int64 `(B,)`, and `seeded(text, seed)` draws
+    with the given seeds.
     """
 
     def __init__(
@@ -36,33 +40,36 @@ class TranslationServingModule(ServingModule):
         coverage_penalty=0.0,
         jit_compile=True,
         num_results=1,
+        **sampling,
     ):
-        super().__init__(name="translation")
+        super().__init__(
+            "translation",
+            translator,
+            TEXT_SPEC,
+            jit_compile=jit_compile,
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            coverage_penalty=coverage_penalty,
+            num_results=num_results,
+            **sampling,
+        )
         self.source_tokenizer = translator.source_tokenizer
         self.target_tokenizer = translator.target_tokenizer
         self.track_model(translator.model)
         self._max_length = translator.config.max_length
-        self._translator = translator
-        self._search = dict(
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            coverage_penalty=coverage_penalty,
-            jit_compile=jit_compile,
-            num_results=num_results,
-        )
-        self._num_results = num_results
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.string, name="text")]
-    )
+    @tf.function(input_signature=[TEXT_SPEC])
     def serve(self, text):
+        return self.search_outputs(text)
+
+    def outputs(self, text, seed):
         source_ids = data.encode_sources(
             self.source_tokenizer, text, self._max_length
         )
         # A text without tokens comes back with length 0 and PAD tokens
         # (see `Translator.decode`): "" and zero attention.
-        results = self._translator.decode(source_ids, **self._search)
-        result = best_hypothesis(results, self._num_results)
+        results = self.decode(source_ids, seed)
+        result = best_hypothesis(results, self.num_results)
         length = tf.reduce_max(
             tf.concat([result["lengths"], tf.zeros([1], tf.int32)], 0)
         )
@@ -71,7 +78,7 @@ class TranslationServingModule(ServingModule):
             "translation": self.target_tokenizer.detokenize(tokens),
             "attention": tf.cast(result["attention"][:, :length], "float32"),
         }
-        if self._num_results > 1:
+        if self.num_results > 1:
             outputs.update(
                 n_best_outputs(
                     results, self.target_tokenizer.detokenize, "translations"
@@ -88,6 +95,10 @@ def export_translation(
     coverage_penalty=0.0,
     num_results=1,
     *,
+    sampling=None,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
     jit_compile=None,
     metrics=None,
     data_fingerprint=None,
@@ -104,11 +115,22 @@ def export_translation(
     the search's (see `Translator.translate`). With `num_results = N > 1`
     (at most `beam_size`) it also returns the beam's `N` best as
     `translations` (tf.string `[None, N]`) with their `scores` (float32
-    `[None, N]`), as `translate(..., num_results=N)` does. Loading needs only
-    TensorFlow and TensorFlow Text's ops. The folder appears only once
-    complete, with the config, the vocabularies and `metadata.json` (with
-    `metrics` and `data_fingerprint`, see
-    `attention_zoo.export.save_export`); an existing one is replaced.
+    `[None, N]`), as `translate(..., num_results=N)` does.
+
+    With `sampling` (`"temperature"`, `"top_k"` or `"top_p"`, with
+    `temperature`, `top_k`, `top_p` as in `translate`; `beam_size` 1) the
+    export samples: `serving_default` draws a new seed per text and also
+    returns it as `seed` (int64 `[None]`), and the `seeded` signature
+    takes `text` and `seed` (int64 `[None]`, one per text) and returns
+    the same outputs. A text with seed `s` gets the translation
+    `translate([text], seed=[s], ...)` gives, in any batch (see
+    `applications.common.search_serving`).
+
+    Loading needs only TensorFlow and TensorFlow Text's ops. The folder
+    appears only once complete, with the config, the vocabularies and
+    `metadata.json` (with `metrics`, `data_fingerprint` and the search
+    under `decoding`, see `attention_zoo.export.save_export`); an
+    existing one is replaced.
 
     Returns:
         `path`.
@@ -123,6 +145,10 @@ def export_translation(
         length_penalty=length_penalty,
         coverage_penalty=coverage_penalty,
         num_results=num_results,
+        sampling=sampling,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
     )
 
 

@@ -28,6 +28,7 @@ def build_parser():
         ],
     )
     parser.add_argument("texts", nargs="+", help="texts to translate")
+    serving.add_seed_argument(parser, "text")
     return parser
 
 
@@ -37,7 +38,9 @@ def main(argv=None):
     for index, text in enumerate(args.texts, 1):
         if not text.strip():
             serving.fail(parser, f"text {index} is empty: {text!r}")
-    serve = serving.load_export(parser, args.directory, "translation")
+    serve = serving.load_export(
+        parser, args.directory, "translation", seed=args.seed
+    )
     import tensorflow as tf
 
     outputs = serve(text=tf.constant(args.texts))

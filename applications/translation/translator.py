@@ -238,10 +238,13 @@ class Translator(SavedBundle):
         Greedy search (`beam_size=1`), beam search with the GNMT length
         and coverage penalties (`coverage_penalty`, `beta`; `0` is off),
         or sampling with `sampling="temperature"`, `"top_k"` or `"top_p"`
-        (`temperature`, `top_k`, `top_p`, `seed`; an int seed repeats
-        exactly). `num_results=N` (at most `beam_size`) returns the `N`
-        best beams of each text, best first (ranked by the normalized
-        score). See `attention_zoo.decoding.decode`.
+        (`temperature`, `top_k`, `top_p`, `seed`: an int gives text `i` the
+        seed `seed + i`, a list one seed per text; a text draws the same
+        translation with the same seed in any batch, and an export's
+        `seeded` signature with the same seed draws it too).
+        `num_results=N` (at most `beam_size`) returns the `N` best beams
+        of each text, best first (ranked by the normalized score). See
+        `attention_zoo.decoding.decode`.
 
         Returns:
             A list of strings; with `num_results > 1` a list (per text)
@@ -371,8 +374,10 @@ class Translator(SavedBundle):
         jit_compile=None,
         metrics=None,
         data_fingerprint=None,
+        **sampling,
     ):
-        """Writes a SavedModel serving strings; see `export_translation`."""
+        """Writes a SavedModel serving strings; see `export_translation`
+        (`sampling` is its `sampling`, `temperature`, `top_k`, `top_p`)."""
         from applications.translation.export import export_translation
 
         return export_translation(
@@ -382,6 +387,7 @@ class Translator(SavedBundle):
             length_penalty,
             coverage_penalty,
             num_results,
+            **sampling,
             jit_compile=jit_compile,
             metrics=metrics,
             data_fingerprint=data_fingerprint,

@@ -9,7 +9,8 @@
   `MAX_WARMUP_RECORDS`; `save_export` writes them with the export),
   `read_warmup_requests` reads them back.
 - Reading: `resolve_version` finds the newest version, `load_signature`
-  loads one signature in process, `read_metadata` reads what an export
+  loads one signature in process (`load_signatures` all of them),
+  `read_metadata` reads what an export
   is, `read_model_weights` puts the exported weights back into a Keras
   model built from the export's config (to fine-tune it).
 - Serving: `predict_request` answers TF Serving's REST `predict` bodies
@@ -25,6 +26,7 @@ import importlib
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
 from attention_zoo.export.loading import load_signature
+from attention_zoo.export.loading import load_signatures
 from attention_zoo.export.metadata import METADATA_FILE
 from attention_zoo.export.metadata import data_fingerprint
 from attention_zoo.export.metadata import file_sha256
@@ -56,6 +58,7 @@ __all__ = [
     "exported_weights",
     "file_sha256",
     "load_signature",
+    "load_signatures",
     "next_version",
     "predict_request",
     "read_metadata",

@@ -1,4 +1,4 @@
-"""Loading one signature of an export, in process."""
+"""Loading an export's signatures, in process."""
 
 from attention_zoo.export.versions import resolve_version
 
@@ -17,7 +17,13 @@ def load_signature(directory, name="serving_default"):
     outputs = serve(**inputs)  # dict of tensors
     ```
     """
+    return load_signatures(directory)[name]
+
+
+def load_signatures(directory):
+    """Every signature of the export in `directory` (see `load_signature`),
+    a mapping name -> callable, loaded once."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops in-process)
 
-    return tf.saved_model.load(resolve_version(directory)).signatures[name]
+    return tf.saved_model.load(resolve_version(directory)).signatures

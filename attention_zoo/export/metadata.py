@@ -3,8 +3,9 @@
 Every exported version folder carries one small JSON file that says where
 the model came from and how to serve it: the application, its config, the
 fingerprints of its vocabulary files and of its training data, its test
-metrics, the input limits past which inputs are cut, whether its functions
-are XLA-compiled (`jit_compile`), when it was written, and the versions of
+metrics, the input limits past which inputs are cut, the search a generating
+export runs (`decoding`), whether its functions are XLA-compiled
+(`jit_compile`), when it was written, and the versions of
 the packages that wrote it. `write_metadata` writes it into the (still
 temporary) export folder, so it appears atomically with the model.
 """
@@ -127,6 +128,7 @@ def write_metadata(
     metrics=None,
     data_fingerprint=None,
     version=None,
+    decoding=None,
 ):
     """Writes `metadata.json` into `directory`; returns the dict written.
 
@@ -144,6 +146,8 @@ def write_metadata(
             JSON numbers and lists; NaN and infinities become `null`).
         data_fingerprint: optional str, see `data_fingerprint`.
         version: optional int, the export's version number.
+        decoding: optional dict, the search a generating export runs
+            (beam size, penalties, sampling options), under `decoding`.
     """
     metadata = {
         "format": FORMAT_VERSION,
@@ -161,6 +165,7 @@ def write_metadata(
         },
         "data_fingerprint": data_fingerprint,
         "metrics": None if metrics is None else _plain(metrics),
+        "decoding": None if decoding is None else _plain(decoding),
         "packages": package_versions(),
     }
     with open(os.path.join(directory, METADATA_FILE), "w") as f:

@@ -96,7 +96,14 @@ def save_export(
             metrics=metrics,
             data_fingerprint=data_fingerprint,
             version=int(name) if name.isdigit() else None,
+            decoding=_decoding_options(module),
         )
         if warmup_requests:
             write_warmup_requests(temporary, warmup_requests)
     return path
+
+
+def _decoding_options(module):
+    """The search options a generating module reports, or None."""
+    options = getattr(module, "decoding_options", None)
+    return None if options is None else options()

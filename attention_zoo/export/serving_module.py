@@ -90,6 +90,14 @@ class ServingModule(tf.Module):
             raise KeyError(f"No asset {key!r}. Assets: {sorted(self.assets)}")
         return self.assets[key].asset_path
 
+    def warmup_requests(self, inputs):
+        """The `(signature key, inputs)` warm-up requests that TF Serving
+        replays for `inputs`, a list of dicts of the default signature's
+        inputs (see `attention_zoo.export.write_warmup_requests`): one
+        `serving_default` request each; a subclass with more signatures
+        may warm them up too."""
+        return [(DEFAULT_SIGNATURE, example) for example in inputs]
+
     def serving_signatures(self):
         """Signature key -> `tf.function`, what `save_export` saves.
 
