@@ -5,7 +5,8 @@ A model writes a `DecodingAdapter` (`encode`, `initial_state`, `step`);
 n-best) or sampling (temperature, top-k, top-p) over it, compiled whole
 once per configuration and input bucket. `greedy_search`, `beam_search`,
 `sample_search` and `tile_beams` are the searches themselves, for a bare
-`step_fn`; `top_k_logits` and `top_p_logits` are the samplers' cuts.
+`step_fn`; `top_k_logits`, `top_p_logits` and `top_p_mask` are the
+samplers' cuts.
 """
 
 from attention_zoo.decoding.adapter import DecodingAdapter
@@ -16,6 +17,7 @@ from attention_zoo.decoding.greedy_search import greedy_search
 from attention_zoo.decoding.sampling import sample_search
 from attention_zoo.decoding.sampling import top_k_logits
 from attention_zoo.decoding.sampling import top_p_logits
+from attention_zoo.decoding.sampling import top_p_mask
 
 __all__ = [
     "DecodingAdapter",
@@ -26,4 +28,5 @@ __all__ = [
     "tile_beams",
     "top_k_logits",
     "top_p_logits",
+    "top_p_mask",
 ]

@@ -123,6 +123,41 @@ def top_p_logits(logits, top_p):
     return kept, ops.cast(ids, "int32")
 
 
+def top_p_mask(logits, top_p):
+    """The nucleus of each row of `(N, V)` without sorting: bool `(N, V)`,
+    True for the tokens `top_p_logits` keeps (and any token tied with the
+    last of them).
+
+    The kept tokens are those whose softmax probability is at least a
+    threshold `t`, the largest probability with `sum(p >= t) >= top_p`.
+    `t` is found by bisection over the probabilities' float32 bits, which
+    order non-negative floats as integers: 31 halvings of `[0, 2 ** 31)`
+    reach it exactly, each one masked sum over the row. On a CPU this is
+    an order of magnitude faster than the full sort of `top_p_logits`
+    (`benchmarks/sampling_bench.py`).
+    """
+    if isinstance(top_p, (int, float)) and top_p >= 1:
+        # Every token (float sums may reach 1 before the tail).
+        return ops.ones_like(logits, dtype="bool")
+    probabilities = ops.softmax(ops.cast(logits, "float32"), axis=-1)
+    bits = ops.view(probabilities, "int32")  # (N, V), order-preserving
+    # mass(p >= low) >= top_p (or low = 0: every token); mass(high) < top_p.
+    low = ops.zeros(ops.shape(bits)[:1], "int32")
+    high = ops.max(bits, axis=-1) + 1
+
+    def halve(_, bounds):
+        low, high = bounds
+        middle = low + (high - low) // 2
+        mass = ops.sum(
+            ops.where(bits >= middle[:, None], probabilities, 0.0), axis=-1
+        )
+        enough = mass >= top_p
+        return ops.where(enough, middle, low), ops.where(enough, high, middle)
+
+    low, _ = ops.fori_loop(0, 31, halve, (low, high))
+    return bits >= low[:, None]
+
+
 def check_sampling(sampling, temperature=1.0, top_k=None, top_p=None):
     """The sampling arguments, checked together: `sampling` is `None` (no
     sampling) or one of `SAMPLING`; `temperature`, `top_k` and `top_p` are
@@ -211,7 +246,8 @@ def _sampler(sampling, temperature, top_k, top_p, seeds):
         if sampling == "top_k":
             logits, ids = top_k_logits(logits, top_k)  # (N, k)
         elif sampling == "top_p":
-            logits, ids = top_p_logits(logits, top_p)  # (N, V), sorted
+            kept = top_p_mask(logits, top_p)  # (N, V): no sort
+            logits = ops.where(kept, logits, buffers.NEG_INF)
         # The Gumbel-max trick, with noise of (row seed, step, token id)
         # only: a row draws alike in any batch, on any backend.
         noise = counter_random.gumbel(

@@ -12,6 +12,7 @@ from attention_zoo.decoding import greedy_search
 from attention_zoo.decoding import sample_search
 from attention_zoo.decoding import top_k_logits
 from attention_zoo.decoding import top_p_logits
+from attention_zoo.decoding import top_p_mask
 from tests.decoding import reference
 from tests.decoding.reference import END
 from tests.decoding.reference import START
@@ -66,6 +67,33 @@ def test_top_p_keeps_the_smallest_set_reaching_p(top_p):
         mass = probabilities[sorted(chosen)].sum()
         smallest = mass - probabilities[ids[row, len(chosen) - 1]]
         assert mass >= top_p - 1e-6 and smallest < top_p
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["jit", "eager"])
+@pytest.mark.parametrize("top_p", [1e-3, 0.3, 0.75, 0.9, 0.999, 1.0])
+def test_top_p_mask_keeps_the_nucleus_without_sorting(top_p, compiled):
+    rng = np.random.default_rng(2)
+    logits = (rng.normal(size=(16, 300)) * 2.5).astype("float32")
+    mask = lambda x: top_p_mask(x, top_p)  # noqa: E731
+    kept = to_numpy((jit(mask) if compiled else mask)(logits))
+    if top_p == 1.0:  # everything (the float64 sums reach 1 before it)
+        assert kept.all()
+        return
+    for row in range(16):
+        expected = _nucleus(logits[row].astype("float64"), top_p)
+        assert set(np.flatnonzero(kept[row]).tolist()) == expected, row
+
+
+def test_top_p_mask_keeps_ties_together():
+    # Probabilities 0.4, 0.2, 0.2, 0.2: the nucleus of 0.5 is the best and
+    # one of the tied three; the mask keeps all three.
+    logits = np.log(np.array([[0.4, 0.2, 0.2, 0.2]], "float32"))
+    np.testing.assert_array_equal(
+        to_numpy(top_p_mask(logits, 0.5)), [[True, True, True, True]]
+    )
+    np.testing.assert_array_equal(
+        to_numpy(top_p_mask(logits, 0.4)), [[True, False, False, False]]
+    )
 
 
 def test_top_p_by_hand():
