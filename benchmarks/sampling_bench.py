@@ -166,8 +166,8 @@ def main(argv=None):
             f"| {name} | {1e3 * seconds:.1f} | "
             f"{seconds / times['greedy']:.2f}x |"
         )
-    return 0
+    return times
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
