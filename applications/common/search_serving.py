@@ -75,7 +75,8 @@ class SearchServingModule(ServingModule):
         beam_size, length_penalty, coverage_penalty, num_results: the
             search's, as `decode` takes them.
         sampling, temperature, top_k, top_p: `None` (search), or the
-            sampler's, as `decode` takes them (`beam_size` must be 1).
+            sampler's, as `decode` takes them (`beam_size` must be 1);
+            `"greedy"` or `temperature=0` draws nothing (no seeds).
     """
 
     def __init__(
@@ -108,8 +109,10 @@ class SearchServingModule(ServingModule):
         )
         self._jit_compile = jit_compile
         self.num_results = num_results
-        self.sampling = sampling
-        if sampling is not None:
+        # "greedy" and temperature 0 are the argmax: nothing is drawn.
+        draws = sampling not in (None, "greedy") and temperature != 0
+        self.sampling = sampling if draws else None
+        if self.sampling is not None:
             self.seeded = tf.function(
                 self._seeded, input_signature=[input_spec, SEED_SPEC]
             )

@@ -107,8 +107,17 @@ def test_seeded_needs_one_seed_per_text(translator, texts):
         module.seeded(tf.constant(texts[:3]), tf.constant([1, 2], tf.int64))
 
 
-def test_a_search_export_has_no_seeded_signature(translator):
-    module = TranslationServingModule(translator, beam_size=2)
+@pytest.mark.parametrize(
+    "search",
+    [
+        {"beam_size": 2},
+        {"sampling": "greedy"},
+        {"sampling": "top_k", "top_k": 3, "temperature": 0.0},
+    ],
+    ids=["beam", "greedy", "cold"],
+)
+def test_an_export_that_draws_nothing_has_no_seeds(translator, search):
+    module = TranslationServingModule(translator, **search)
     assert set(module.serving_signatures()) == {"serving_default"}
     assert not hasattr(module, "seeded")
     assert set(module.serve(tf.constant(["a b"]))) == {
