@@ -7,26 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.captioning.captioner import Captioner
 from applications.captioning.export import CaptioningServingModule
-from applications.captioning.shapes import make_synthetic_shapes
 from tests import export_testing
 
-TINY = registry.get("captioning").tiny_config()
 SAMPLING = {"sampling": "top_k", "top_k": 4, "temperature": 1.5}
-
-
-@pytest.fixture(scope="module")
-def shapes():
-    return make_synthetic_shapes(46, image_size=32, seed=0)
-
-
-@pytest.fixture(scope="module")
-def captioner(shapes):
-    captioner = Captioner(TINY)
-    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
-    return captioner
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +19,7 @@ def encoded(shapes):
     from them (8-bit, back in [0, 1])."""
     pngs = [
         tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
-        for image in shapes.images[40:]
+        for image in shapes.images[40:46]
     ]
     pixels = np.stack([tf.io.decode_png(png).numpy() for png in pngs])
     return pngs, pixels.astype("float32") / 255.0

@@ -16,18 +16,6 @@ from tests import export_testing
 TINY = registry.get("captioning").tiny_config()
 
 
-@pytest.fixture(scope="module")
-def shapes():
-    return make_synthetic_shapes(48, image_size=32, seed=0)
-
-
-@pytest.fixture(scope="module")
-def captioner(shapes):
-    captioner = Captioner(TINY)
-    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
-    return captioner
-
-
 def _png(image):
     return tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
 
