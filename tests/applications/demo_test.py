@@ -75,6 +75,7 @@ def test_quick_demo_of_two_applications(tmp_path, capsys):
         assert (pictures / name).read_bytes().startswith(PNG), name
 
 
+@pytest.mark.slow
 def test_quick_demo_draws_the_exports_attention(tmp_path, capsys):
     code = _run_demo(
         tmp_path, "--quick", "--only", "captioning", "ehr", "--repeats", "1"

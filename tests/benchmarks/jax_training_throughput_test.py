@@ -1,9 +1,12 @@
 """The JAX-vs-TensorFlow training benchmark runs end to end, briefly: one
 application, one round, a few steps, a child process per backend."""
 
+import pytest
+
 from benchmarks import jax_training_throughput as bench
 
 
+@pytest.mark.slow
 def test_one_round_measures_both_backends(capsys):
     rows = bench.main(
         [

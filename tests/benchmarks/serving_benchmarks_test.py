@@ -1,10 +1,13 @@
 """The serving benchmarks run end to end, briefly: every cell answered
 with no error and no wrong answer, every fault run as it should be."""
 
+import pytest
+
 from benchmarks import serving_faults
 from benchmarks import serving_load
 
 
+@pytest.mark.slow
 def test_serving_load_measures_every_cell(tmp_path):
     results = serving_load.measure(
         serving_load.parse_arguments(

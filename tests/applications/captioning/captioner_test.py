@@ -150,6 +150,7 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
     assert served["attention"].shape[:2] == (3, TINY.max_length)
 
 
+@pytest.mark.slow
 def test_latent_prediction_trains_and_exports(shapes, tmp_path):
     """`prediction="latent"` carries the context in the decoding state;
     the compiled search and the SavedModel handle it alike."""

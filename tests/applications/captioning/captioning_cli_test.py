@@ -324,6 +324,7 @@ def test_augment_is_for_photographs_not_the_generated_shapes():
         train._config(parser.parse_args(["--augment"]), True)
 
 
+@pytest.mark.slow
 def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
     argv = [
         "train",

@@ -244,6 +244,7 @@ def test_a_restored_run_does_not_read_the_pretrained_weights(
     )
 
 
+@pytest.mark.slow
 def test_cli_trains_with_the_imagenet_encoder_and_exports(
     npz_path, tmp_path, capsys
 ):

@@ -28,7 +28,11 @@ def _first_batch_loss(bundle, examples):
     return bundle.model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
 
 
-@pytest.mark.parametrize("application", sorted(TRAINING))
+# Entailment, the quicker, in the default run; translation with the slow ones.
+@pytest.mark.parametrize(
+    "application",
+    ["entailment", pytest.param("translation", marks=pytest.mark.slow)],
+)
 def test_from_preset_starts_far_below_a_fresh_model(application, tmp_path):
     described = registry.get(application)
     bundle_class = described.bundle_class()
@@ -62,6 +66,7 @@ def _train(argv):
     return translation_train.main(argv)
 
 
+@pytest.mark.slow
 def test_init_from_on_the_command_line(tmp_path, capsys):
     export = str(tmp_path / "export")
     assert _train(TINY_FLAGS["translation"] + [

@@ -168,6 +168,7 @@ def test_real_data_starts_from_the_installed_vectors_by_default(
     assert '"embedding_dim": 6' in config  # the vectors' dimension
 
 
+@pytest.mark.slow
 def test_the_default_vectors_give_way(tmp_path, monkeypatch, capsys):
     data, generated = _synthetic_tsv(tmp_path)
     _fake_glove_for(tmp_path, monkeypatch, generated)
