@@ -1,4 +1,6 @@
-"""The four applications trained on the JAX backend, as a user runs them.
+"""Translation and entailment trained on the JAX backend, as a user runs
+them (captioning and EHR risk in their own files, so that the JAX line's
+test processes share the four runs).
 
 Each test runs `attention-zoo train APP` on the generated data with
 `KERAS_BACKEND=jax`, interrupted at its second epoch and run again (it
@@ -15,53 +17,29 @@ so on the TensorFlow line they are skipped (the TensorFlow runs are
 tested under `tests/applications`).
 """
 
-import io
 import math
 import os
 import subprocess
 import sys
 
-import keras
 import numpy as np
 import pytest
-from PIL import Image
 
 from applications import registry
 from applications.common import backend_export
 from tests import export_testing
-from tests import resume_testing
-from tests.applications.ehr.ehr_serving_inputs import served_risk
 from tests.applications.tiny_runs import TINY_FLAGS
+from tests.jax_applications import jax_runs
 
-pytestmark = pytest.mark.skipif(
-    keras.backend.backend() != "jax",
-    reason="JAX-backend runs: README's JAX test line runs them",
-)
-
-
-def _train_on_jax(monkeypatch, tmp_path, app, *flags):
-    """The resumed run's bundle (JAX) and its export's version folder."""
-    assert keras.backend.backend() == "jax"
-    run_dir = str(tmp_path / "run")
-    export_dir = tmp_path / "export"
-    argv = ["train", app, *TINY_FLAGS[app], *flags, "--epochs", "2"]
-    argv += ["--run-dir", run_dir, "--export", str(export_dir)]
-    bundle_class = registry.get(app).bundle_class()
-    _, resumed = resume_testing.check_cli_resumes(
-        monkeypatch, bundle_class, argv, run_dir
-    )
-    # The weights live in JAX arrays: the model really trained on JAX.
-    assert "jax" in type(resumed.model.weights[0].value).__module__
-    path = export_dir / "1"
-    assert (path / "saved_model.pb").exists()
-    assert not (export_dir / "2").exists()  # one export: the resumed run's
-    return resumed, str(path)
+pytestmark = jax_runs.ONLY_ON_JAX
 
 
 def test_translation_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
     from applications.translation import synthetic
 
-    translator, path = _train_on_jax(monkeypatch, tmp_path, "translation")
+    translator, path = jax_runs.train_on_jax(
+        monkeypatch, tmp_path, "translation"
+    )
     pairs = synthetic.make_synthetic_pairs(6, seed=7).pairs
     texts = [source for source, _ in pairs] + [""]
     expected, maps, scores = translator.translate(
@@ -88,7 +66,9 @@ emit({{"translation": [t.decode() for t in out["translation"].numpy()],
 def test_entailment_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
     from applications.entailment import synthetic
 
-    classifier, path = _train_on_jax(monkeypatch, tmp_path, "entailment")
+    classifier, path = jax_runs.train_on_jax(
+        monkeypatch, tmp_path, "entailment"
+    )
     examples = synthetic.make_synthetic_entailment(6, seed=7).examples
     premises, hypotheses = list(examples.premises), list(examples.hypotheses)
     expected = classifier.predict(premises, hypotheses)
@@ -131,62 +111,6 @@ def test_what_needs_tensorflow_says_so_on_jax(tmp_path, capsys):
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
     assert serve.main([str(tmp_path), "--patient", "p0"]) == 2
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
-
-
-def test_ehr_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
-    from applications.ehr import synthetic
-
-    risk_model, path = _train_on_jax(monkeypatch, tmp_path, "ehr")
-    records = synthetic.make_synthetic_patients(6, seed=7).records
-    # float32 times, as served.
-    records.times = [
-        t.astype("float32").astype("float64") for t in records.times
-    ]
-    records.prediction_times = records.prediction_times.astype(
-        "float32"
-    ).astype("float64")
-    expected = risk_model.predict(records)["risk"]
-    served = served_risk(path, records)
-    np.testing.assert_allclose(served["risk"], expected, atol=1e-5)
-    assert len(set(np.round(expected, 4))) > 1  # not a constant model
-
-
-def _png(image):
-    """PNG bytes of a float image in [0, 1]."""
-    buffer = io.BytesIO()
-    Image.fromarray(np.round(image * 255).astype("uint8")).save(
-        buffer, format="PNG"
-    )
-    return buffer.getvalue()
-
-
-def test_captioning_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
-    from applications.captioning import synthetic
-
-    captioner, path = _train_on_jax(monkeypatch, tmp_path, "captioning")
-    images, _ = synthetic.fit_arguments(3, seed=7, image_size=32)
-    encoded = [_png(image) for image in images]
-    # What the server decodes: the PNGs' 8-bit pixels, back in [0, 1].
-    pixels = np.stack(
-        [np.asarray(Image.open(io.BytesIO(png))) for png in encoded]
-    ).astype("float32")
-    expected, maps, _ = captioner.caption(
-        pixels / 255.0, beam_size=1, return_attention=True
-    )
-    served = export_testing.run_without_project(
-        f"""
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(image=tf.constant({encoded!r}))
-emit({{"caption": [t.decode() for t in out["caption"].numpy()],
-       "attention": out["attention"].numpy().tolist()}})
-"""
-    )
-    assert served["caption"] == expected
-    attention = np.array(served["attention"])
-    for row, heatmaps in enumerate(maps):
-        np.testing.assert_allclose(
-            attention[row, : len(heatmaps)], heatmaps, atol=1e-4
-        )
 
 
 def test_the_export_process_names_what_failed(tmp_path):

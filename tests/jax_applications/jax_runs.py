@@ -1,0 +1,36 @@
+"""What the JAX-backend application tests share: the skip on the
+TensorFlow line, and a CLI training run interrupted, resumed and exported
+on JAX."""
+
+import keras
+import pytest
+
+from applications import registry
+from tests import resume_testing
+from tests.applications.tiny_runs import TINY_FLAGS
+
+# Keras picks its backend once per process: on the TensorFlow line these
+# tests are skipped (the TensorFlow runs are tested under tests/applications).
+ONLY_ON_JAX = pytest.mark.skipif(
+    keras.backend.backend() != "jax",
+    reason="JAX-backend runs: README's JAX test line runs them",
+)
+
+
+def train_on_jax(monkeypatch, tmp_path, app, *flags):
+    """The resumed run's bundle (JAX) and its export's version folder."""
+    assert keras.backend.backend() == "jax"
+    run_dir = str(tmp_path / "run")
+    export_dir = tmp_path / "export"
+    argv = ["train", app, *TINY_FLAGS[app], *flags, "--epochs", "2"]
+    argv += ["--run-dir", run_dir, "--export", str(export_dir)]
+    bundle_class = registry.get(app).bundle_class()
+    _, resumed = resume_testing.check_cli_resumes(
+        monkeypatch, bundle_class, argv, run_dir
+    )
+    # The weights live in JAX arrays: the model really trained on JAX.
+    assert "jax" in type(resumed.model.weights[0].value).__module__
+    path = export_dir / "1"
+    assert (path / "saved_model.pb").exists()
+    assert not (export_dir / "2").exists()  # one export: the resumed run's
+    return resumed, str(path)
