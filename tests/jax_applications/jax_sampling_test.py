@@ -5,18 +5,13 @@ translations JAX samples in process with the same seeds (the noise is a
 hash of seed, step and token id, computed bit for bit alike by both
 backends)."""
 
-import keras
-import pytest
-
 from applications import registry
 from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
 from tests import export_testing
+from tests.jax_applications import jax_runs
 
-pytestmark = pytest.mark.skipif(
-    keras.backend.backend() != "jax",
-    reason="JAX-backend runs: README's JAX test line runs them",
-)
+pytestmark = jax_runs.ONLY_ON_JAX
 
 SAMPLING = {"sampling": "top_k", "top_k": 5, "temperature": 1.5}
 
