@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications import registry
+from tests import png_testing
 
 APPLICATIONS = registry.APPLICATIONS
 # Application -> `name: (shape, dtype)` of its export's `serving_default`.
@@ -68,8 +69,7 @@ def png_b64(seed):
     """A generated 32 px shapes image as base64 PNG text."""
     captioning = registry.get("captioning")
     images, _ = captioning.fit_arguments(1, seed=seed, image_size=32)
-    png = tf.io.encode_png(tf.cast(images[0] * 255, tf.uint8)).numpy()
-    return base64.b64encode(png).decode("ascii")
+    return base64.b64encode(png_testing.png(images[0])).decode("ascii")
 
 
 def columnar_inputs(application):

@@ -2,24 +2,13 @@
 jax_training_test.py); the export serves the JAX model's captions and
 attention for PNG bytes."""
 
-import io
-
 import numpy as np
-from PIL import Image
 
 from tests import export_testing
+from tests import png_testing
 from tests.jax_applications import jax_runs
 
 pytestmark = jax_runs.ONLY_ON_JAX
-
-
-def _png(image):
-    """PNG bytes of a float image in [0, 1]."""
-    buffer = io.BytesIO()
-    Image.fromarray(np.round(image * 255).astype("uint8")).save(
-        buffer, format="PNG"
-    )
-    return buffer.getvalue()
 
 
 def test_captioning_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
@@ -27,13 +16,9 @@ def test_captioning_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
 
     captioner, path = jax_runs.train_on_jax(monkeypatch, tmp_path, "captioning")
     images, _ = synthetic.fit_arguments(3, seed=7, image_size=32)
-    encoded = [_png(image) for image in images]
-    # What the server decodes: the PNGs' 8-bit pixels, back in [0, 1].
-    pixels = np.stack(
-        [np.asarray(Image.open(io.BytesIO(png))) for png in encoded]
-    ).astype("float32")
+    encoded, pixels = png_testing.pngs_and_pixels(images)
     expected, maps, _ = captioner.caption(
-        pixels / 255.0, beam_size=1, return_attention=True
+        pixels, beam_size=1, return_attention=True
     )
     served = export_testing.run_without_project(
         f"""

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from applications.captioning.export import CaptioningServingModule
 from tests import export_testing
+from tests import png_testing
 
 SAMPLING = {"sampling": "top_k", "top_k": 4, "temperature": 1.5}
 
@@ -17,12 +18,7 @@ SAMPLING = {"sampling": "top_k", "top_k": 4, "temperature": 1.5}
 def encoded(shapes):
     """PNGs of the held-out images, and the pixels the export decodes
     from them (8-bit, back in [0, 1])."""
-    pngs = [
-        tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
-        for image in shapes.images[40:46]
-    ]
-    pixels = np.stack([tf.io.decode_png(png).numpy() for png in pngs])
-    return pngs, pixels.astype("float32") / 255.0
+    return png_testing.pngs_and_pixels(shapes.images[40:46])
 
 
 def test_captions_draw_alike_with_any_batch_size(captioner, shapes):

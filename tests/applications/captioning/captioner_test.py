@@ -12,12 +12,9 @@ from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.shapes import make_synthetic_shapes
 from tests import export_testing
+from tests import png_testing
 
 TINY = registry.get("captioning").tiny_config()
-
-
-def _png(image):
-    return tf.io.encode_png(tf.cast(image * 255, tf.uint8)).numpy()
 
 
 def test_config_checks():
@@ -130,12 +127,9 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
 ):
     from applications.captioning.export import CaptioningServingModule
 
-    encoded = [_png(image) for image in shapes.images[40:43]]
+    encoded, pixels = png_testing.pngs_and_pixels(shapes.images[40:43])
     module = CaptioningServingModule(captioner, beam_size=3, num_results=2)
     served = module.serve(tf.constant(encoded))
-    # What the module decodes: the PNGs' 8-bit pixels, back in [0, 1].
-    images = np.stack([tf.io.decode_png(png).numpy() for png in encoded])
-    pixels = images.astype("float32") / 255.0
     n_best, scores = captioner.caption(
         pixels, beam_size=3, num_results=2, return_scores=True
     )
@@ -191,12 +185,8 @@ def test_hard_attention_trains_and_exports(shapes, tmp_path):
 
 
 def check_export(captioner, shapes, tmp_path):
-    encoded = [_png(image) for image in shapes.images[40:43]]
-    # What the server decodes: the PNGs' 8-bit pixels, back in [0, 1].
-    images = np.stack([tf.io.decode_png(png).numpy() for png in encoded])
-    expected, maps, _ = captioner.caption(
-        images.astype("float32") / 255.0, return_attention=True
-    )
+    encoded, pixels = png_testing.pngs_and_pixels(shapes.images[40:43])
+    expected, maps, _ = captioner.caption(pixels, return_attention=True)
     path = str(tmp_path / "captioning" / "1")
     captioner.export(path)
     served = export_testing.run_without_project(

@@ -14,6 +14,7 @@ from applications.captioning import overlays
 from applications.captioning.captioner import Captioner
 from applications.captioning.synthetic import make_synthetic_shapes
 from attention_zoo.export import load_signature
+from tests import png_testing
 from tests import resume_testing
 
 TINY = [
@@ -30,10 +31,6 @@ TINY = [
     "--batch-size",
     "16",
 ]
-
-
-def _png(image):
-    return tf.io.encode_png(tf.cast(np.asarray(image) * 255, tf.uint8)).numpy()
 
 
 def _png_shape(path):
@@ -108,7 +105,7 @@ def test_caption_prints_captions_and_writes_one_figure_per_image(
     paths = []
     for index, image in enumerate(shapes.images):
         paths.append(tmp_path / f"shape{index}.png")
-        paths[-1].write_bytes(_png(image))
+        paths[-1].write_bytes(png_testing.png(image))
     plot = tmp_path / "figures" / "out.png"
     argv = ["caption", str(export), *map(str, paths), "--plot", str(plot)]
     assert cli.main(argv) == 0
@@ -135,7 +132,7 @@ def test_caption_prints_captions_and_writes_one_figure_per_image(
 def test_caption_names_a_corrupt_or_missing_image(trained, tmp_path, capsys):
     export = trained[0] / "saved_models" / "captioning"
     good = tmp_path / "good.png"
-    good.write_bytes(_png(np.zeros((16, 16, 3))))
+    good.write_bytes(png_testing.png(np.zeros((16, 16, 3))))
     corrupt = tmp_path / "corrupt.jpg"
     corrupt.write_bytes(b"\xff\xd8 not really a jpeg")
     missing = tmp_path / "missing.png"
@@ -166,7 +163,7 @@ def _write_coco(folder, shapes, missing_name, corrupt_name):
         zip(shapes.images, shapes.captions)
     ):
         name = f"{index:04d}.png"
-        (images_dir / name).write_bytes(_png(image))
+        (images_dir / name).write_bytes(png_testing.png(image))
         images.append({"id": index, "file_name": name})
         for text in (caption, caption.replace(" a ", " one ")):
             annotations.append({"image_id": index, "caption": text})
