@@ -41,6 +41,10 @@ import tensorflow as tf
 
 BYTES_SUFFIX = "_bytes"
 DEFAULT_SIGNATURE = "serving_default"
+# The most dimensions of an input (NumPy 1's limit; 2's is 64).
+MAX_RANK = 32
+# The longest JSON value quoted in an error message.
+_QUOTED_CHARACTERS = 1000
 # Digits that make a float read back exactly (`max_digits10`).
 _MAX_DIGITS = {np.dtype("float32"): 9, np.dtype("float64"): 17}
 
@@ -97,12 +101,16 @@ def signature_key(body):
     return name
 
 
-def read_predict_body(body, specs):
+def read_predict_body(body, specs, check_batch_size=None):
     """The inputs of a `predict` body, as NumPy arrays.
 
     Args:
         body: dict, the request's JSON object.
         specs: dict, input name -> `tf.TensorSpec` of the signature.
+        check_batch_size: optional callable, given the batch size before
+            the values are read (a server refuses a request over its
+            limit there, before the work of reading it); raises to
+            refuse.
 
     Returns:
         `(row_format, arrays)`: whether the body used the row format
@@ -118,10 +126,11 @@ def read_predict_body(body, specs):
             f"JSON Value: {_text(body)} Not formatted correctly "
             "expecting only one of 'inputs' or 'instances' keys to exist"
         )
+    check = check_batch_size or (lambda size: None)
     if "instances" in body:
-        row_format, arrays = True, _read_instances(body, specs)
+        row_format, arrays = True, _read_instances(body, specs, check)
     elif "inputs" in body:
-        row_format, arrays = False, _read_inputs(body["inputs"], specs)
+        row_format, arrays = False, _read_inputs(body["inputs"], specs, check)
     else:
         raise RequestError("Missing 'inputs' or 'instances' key")
     for name, array in arrays.items():
@@ -162,7 +171,7 @@ def _tensors(arrays, specs):
     }
 
 
-def _read_instances(body, specs):
+def _read_instances(body, specs, check_batch_size):
     """Row format: one array per input, the items stacked on axis 0."""
     instances = body["instances"]
     if not isinstance(instances, list):
@@ -174,6 +183,7 @@ def _read_instances(body, specs):
         raise RequestError(
             f"JSON Value: {_text(body)} No values in 'instances' array"
         )
+    check_batch_size(len(instances))
     names = sorted(specs)
     if not isinstance(instances[0], dict) and len(names) > 1:
         raise RequestError(
@@ -228,8 +238,12 @@ def _add_item(items, name, value, specs):
     items.setdefault(name, []).append(array)
 
 
-def _read_inputs(inputs, specs):
+def _read_inputs(inputs, specs, check_batch_size):
     """Columnar format: each input whole."""
+    values = inputs if _is_named(inputs) else {None: inputs}
+    for value in values.values():
+        if isinstance(value, list):
+            check_batch_size(len(value))
     if not isinstance(inputs, dict) or _is_b64(inputs):
         if len(specs) > 1:
             raise RequestError(
@@ -255,6 +269,11 @@ def _to_array(value, dtype):
     probe = value
     while isinstance(probe, list):
         shape.append(len(probe))
+        if len(shape) > MAX_RANK:
+            raise RequestError(
+                f"JSON Value nests over {MAX_RANK} lists: an input has at "
+                f"most {MAX_RANK} dimensions"
+            )
         if not probe:
             break
         probe = probe[0]
@@ -295,7 +314,13 @@ def _leaf(value, dtype):
         if _is_b64(value):
             return _b64decode(value["b64"])
         if isinstance(value, str):
-            return value.encode("utf-8")
+            try:
+                return value.encode("utf-8")
+            except UnicodeEncodeError as error:  # a lone surrogate
+                raise RequestError(
+                    f"JSON Value: {_text(value)} is not valid Unicode "
+                    f"({error.reason} at character {error.start})"
+                ) from None
         if isinstance(value, dict):
             raise RequestError(
                 f"JSON Value: {_text(value)} not formatted correctly for "
@@ -442,4 +467,12 @@ def _shape(shape):
 
 
 def _text(value):
-    return json.dumps(value, separators=(",", ":"))
+    """`value` as JSON, for an error message: cut after some characters
+    (a message need not repeat a large request)."""
+    try:
+        text = json.dumps(value, separators=(",", ":"))
+    except (RecursionError, ValueError):
+        return "(a value nested too deeply to quote)"
+    if len(text) > _QUOTED_CHARACTERS:
+        return text[:_QUOTED_CHARACTERS] + f"... ({len(text)} characters)"
+    return text

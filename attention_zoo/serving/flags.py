@@ -6,7 +6,13 @@ or `--enable_batching=true`; each flag also answers to its dashed
 spelling (`--model-base-path`). Flags of our own: `--host` (TF Serving
 binds every address; here 127.0.0.1 unless asked), `--max_request_bytes`
 and `--max_request_examples` (the limits past which a request is
-refused with a 4xx naming them).
+refused with a 4xx naming them), `--max_request_bytes_in_flight` (the
+request bytes worked on at once, `admission.RequestBudget`).
+
+The MODEL shortcut also takes a folder of model folders (a model
+repository, such as `saved_models/`): when the folder holds no numbered
+versions but subfolders that do, each subfolder is served as a model of
+its name. `--model_base_path` is always one model, as in TF Serving.
 
 `parse(argv)` returns the `Options` the server runs with; the config
 files it names are read here, so a bad file stops the server before it
@@ -18,6 +24,7 @@ import dataclasses
 import os
 
 from attention_zoo.serving import config_files
+from attention_zoo.serving import models as served_models
 
 DEFAULT_MODEL_NAME = "default"  # TF Serving's, for --model_base_path alone
 
@@ -37,6 +44,7 @@ class Options:
     max_request_bytes: int
     max_request_examples: int
     threads: int
+    max_request_bytes_in_flight: int
 
 
 def _bool(text):
@@ -66,7 +74,8 @@ def parser(prog="attention-zoo serve"):
         "model",
         nargs="?",
         help="shortcut: a folder of numbered versions, or a shipped "
-        "model's name (`attention-zoo models`); its name is the model's",
+        "model's name (`attention-zoo models`); its name is the model's. "
+        "A folder of such folders (saved_models) serves each by its name",
     )
     _add(
         parser,
@@ -152,6 +161,15 @@ def parser(prog="attention-zoo serve"):
     )
     _add(
         parser,
+        "max_request_bytes_in_flight",
+        type=int,
+        help="the request bytes worked on at once (a request costs the "
+        "server tens of times its size); past them requests wait, and are "
+        "refused (429, RESOURCE_EXHAUSTED) when as many bytes wait "
+        "(default: twice --max_request_bytes)",
+    )
+    _add(
+        parser,
         "max_request_examples",
         type=int,
         default=1024,
@@ -217,19 +235,31 @@ def _options(arguments, resolve):
             config_files.read_model_config_file(arguments.model_config_file)
         )
     else:
+        repository = ()
         if arguments.model:
             base_path = (resolve or (lambda name: name))(arguments.model)
             default_name = os.path.basename(os.path.normpath(base_path))
+            repository = served_models.model_folders(base_path)
         else:
             base_path = arguments.model_base_path
             default_name = DEFAULT_MODEL_NAME
-        models = (
+        if repository and arguments.model_name:
+            raise ValueError(
+                f"--model_name names one model, but {base_path} is a folder "
+                f"of models ({', '.join(repository)}), each served by its "
+                "name: leave --model_name out"
+            )
+        models = tuple(
             config_files.ModelConfig(
-                name=arguments.model_name or default_name,
-                base_path=os.path.abspath(base_path),
+                name=name,
+                base_path=os.path.abspath(path),
                 version_policy=("latest", 1),
                 version_labels={},
-            ),
+            )
+            for name, path in (
+                [(name, os.path.join(base_path, name)) for name in repository]
+                or [(arguments.model_name or default_name, base_path)]
+            )
         )
     for model in models:
         if os.path.exists(os.path.join(model.base_path, "saved_model.pb")):
@@ -256,14 +286,25 @@ def _options(arguments, resolve):
         )
         if monitoring.prometheus_enabled:
             metrics_path = monitoring.prometheus_path
+    in_flight = arguments.max_request_bytes_in_flight
+    if in_flight is None:
+        in_flight = 2 * arguments.max_request_bytes
     for flag in (
         "max_request_bytes",
         "max_request_examples",
         "rest_api_timeout_in_ms",
         "rest_api_num_threads",
+        "max_request_bytes_in_flight",
     ):
-        if getattr(arguments, flag) <= 0:
-            raise ValueError(f"--{flag} must be positive")
+        value = getattr(arguments, flag)
+        if value is not None and value <= 0:
+            raise ValueError(f"--{flag} must be positive, not {value}")
+    if in_flight < arguments.max_request_bytes:
+        raise ValueError(
+            f"--max_request_bytes_in_flight={in_flight} must be at least "
+            f"--max_request_bytes={arguments.max_request_bytes} (else a "
+            "request of that size could never run)"
+        )
     if arguments.file_system_poll_wait_seconds < 0:
         raise ValueError(
             "--file_system_poll_wait_seconds must be 0 (poll once) or more"
@@ -280,4 +321,5 @@ def _options(arguments, resolve):
         max_request_bytes=arguments.max_request_bytes,
         max_request_examples=arguments.max_request_examples,
         threads=arguments.rest_api_num_threads,
+        max_request_bytes_in_flight=in_flight,
     )

@@ -9,6 +9,13 @@ implementation for Python (HTTP/2, flow control, deadlines, message size
 limits); nothing of the protocol is written here. The methods this server
 does not answer (`Classify`, `Regress`, `MultiInference`,
 `HandleReloadConfigRequest`) keep the generated `UNIMPLEMENTED` answer.
+
+Memory: a message over `--max_request_bytes` is refused by grpcio
+(`RESOURCE_EXHAUSTED`); a `Predict` waits for room in the
+`RequestBudget` (by its size) and is refused `RESOURCE_EXHAUSTED` when
+there is none; a `TensorProto` whose few values stand for a larger
+tensor (TF pads a short list with its last value) is refused when that
+tensor would pass `--max_request_bytes`.
 """
 
 import concurrent.futures
@@ -20,14 +27,34 @@ from tensorflow_serving.apis import model_service_pb2_grpc
 from tensorflow_serving.apis import predict_pb2
 from tensorflow_serving.apis import prediction_service_pb2_grpc
 
+from attention_zoo.serving.admission import RequestBudget
 from attention_zoo.serving.model_server import DEFAULT_SIGNATURE
 from attention_zoo.serving.status import ServingError
 
 logger = logging.getLogger("attention_zoo.serving")
 
 
-def make_server(model_server, host, port, max_request_bytes, threads=64):
+def make_server(
+    model_server,
+    host,
+    port,
+    max_request_bytes,
+    threads=64,
+    budget=None,
+    wait_seconds=30,
+):
     """A started `grpc.Server` answering both services on `host:port`.
+
+    Args:
+        model_server: the `ModelServer`.
+        host, port: where to listen.
+        max_request_bytes: int, larger messages are refused.
+        threads: int, the threads that answer calls.
+        budget: optional `RequestBudget`, shared with the REST API; by
+            default one of twice `max_request_bytes`.
+        wait_seconds: float, how long a `Predict` without a deadline
+            waits for room in the budget (one with a deadline waits up
+            to it).
 
     Returns:
         `(server, port)`: the port is the one bound (`port` 0 picks one).
@@ -42,7 +69,13 @@ def make_server(model_server, host, port, max_request_bytes, threads=64):
         ],
     )
     prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
-        PredictionService(model_server), server
+        PredictionService(
+            model_server,
+            budget or RequestBudget(2 * max_request_bytes),
+            wait_seconds,
+            max_request_bytes,
+        ),
+        server,
     )
     model_service_pb2_grpc.add_ModelServiceServicer_to_server(
         ModelService(model_server), server
@@ -95,13 +128,29 @@ class PredictionService(
 ):
     """`Predict` and `GetModelMetadata`, as TF Serving answers them."""
 
+    def __init__(self, model_server, budget, wait_seconds, max_request_bytes):
+        super().__init__(model_server)
+        self._budget = budget
+        self._wait_seconds = wait_seconds
+        self._max_bytes = max_request_bytes
+
     def Predict(self, request, context):  # noqa: N802 (gRPC's name)
         return self._answer(
             context,
             "Predict",
             request.model_spec,
-            lambda: self._predict(request),
+            lambda: self._admitted(request, context),
         )
+
+    def _admitted(self, request, context):
+        """`_predict` once the budget has room for the request."""
+        ticket = self._budget.admit(request.ByteSize())
+        try:
+            remaining = context.time_remaining()  # the call's deadline
+            ticket.wait(self._wait_seconds if remaining is None else remaining)
+            return self._predict(request)
+        finally:
+            ticket.release()
 
     def _predict(self, request):
         import tensorflow as tf
@@ -110,6 +159,7 @@ class PredictionService(
         signature = request.model_spec.signature_name or DEFAULT_SIGNATURE
         arrays = {}
         for key, proto in request.inputs.items():
+            _check_expanded_size(key, proto, self._max_bytes)
             try:
                 arrays[key] = tf.make_ndarray(proto)
             except Exception as error:
@@ -156,6 +206,37 @@ class PredictionService(
                     f"Metadata field {field} is not supported",
                 )
         return self._server.metadata(*_spec(request.model_spec))
+
+
+def _check_expanded_size(key, proto, limit):
+    """Refuses a `TensorProto` whose values, padded to its shape as
+    `tf.make_ndarray` pads them, would take over `limit` bytes."""
+    import tensorflow as tf
+
+    if proto.tensor_content:  # the values themselves, already received
+        return
+    elements = 1
+    for dim in proto.tensor_shape.dim:
+        elements *= max(dim.size, 0)
+    try:
+        dtype = tf.as_dtype(proto.dtype)
+    except TypeError:  # make_ndarray reports it
+        return
+    if dtype == tf.string:
+        values = proto.string_val
+        missing = elements - len(values)
+        last = len(values[-1]) if values else 0
+        size = missing * max(last, 1) if missing > 0 else 0
+    else:
+        size = elements * max(dtype.size, 1)
+    if size > limit:
+        shape = [dim.size for dim in proto.tensor_shape.dim]
+        raise ServingError(
+            "INVALID_ARGUMENT",
+            f"Input {key} of shape {shape} would take {size} bytes as a "
+            "tensor (a short list of values is repeated to fill its shape), "
+            f"over the limit of {limit} bytes (--max_request_bytes)",
+        )
 
 
 class ModelService(_Service, model_service_pb2_grpc.ModelServiceServicer):

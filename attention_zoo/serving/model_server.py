@@ -9,10 +9,12 @@ APIs ask: `predict`, `status` and `metadata`, as TF Serving's protos
 """
 
 import logging
+import os
 import threading
 
 from attention_zoo.serving.metrics import ServingMetrics
 from attention_zoo.serving.models import ServedModel
+from attention_zoo.serving.models import model_folders
 from attention_zoo.serving.servable import Servable
 from attention_zoo.serving.status import CODE_NUMBERS
 from attention_zoo.serving.status import ServingError
@@ -48,15 +50,22 @@ class ModelServer:
 
     def start(self):
         """Loads the versions there are now, then polls on a thread."""
+        for model in self.models.values():
+            logger.info(
+                "Serving model %s from base path %s",
+                model.name,
+                model.base_path,
+            )
         self.poll()
         for model in self.models.values():
             try:
                 model.statuses()
             except ServingError:
                 logger.warning(
-                    "No versions of model %s found under base path %s",
+                    "No versions of model %s found under base path %s%s",
                     model.name,
                     model.base_path,
+                    _repository_hint(model.base_path),
                 )
         if self._poll_seconds > 0:
             self._poller = threading.Thread(
@@ -148,3 +157,22 @@ class ModelServer:
         response.model_spec.version.value = servable.version
         response.metadata["signature_def"].Pack(servable.signature_defs)
         return response
+
+
+def _repository_hint(base_path):
+    """What to run when a base path is a folder of models: TF Serving's
+    `--model_base_path` is one model, so it is served as one (its
+    versions may still appear)."""
+    names = model_folders(base_path)
+    if not names:
+        return ""
+    entries = " ".join(
+        f'config {{ name: "{name}" base_path: '
+        f'"{os.path.join(base_path, name)}" model_platform: "tensorflow" }}'
+        for name in names
+    )
+    return (
+        f", but it holds the models {', '.join(names)}: serve them with "
+        f"`attention-zoo serve {base_path}`, or with --model_config_file "
+        f"naming a file of: model_config_list {{ {entries} }}"
+    )

@@ -17,6 +17,9 @@ version policy asks for (TF Serving's `latest` N, by default 1; `all`;
   changes (an export rewritten in place).
 - `get(version=None, label=None)` is the servable a request names: the
   newest available, a version by number or by label.
+
+`model_folders(path)` tells a folder of models (a model repository, such
+as `saved_models/`) from a model's base path.
 """
 
 import logging
@@ -35,6 +38,38 @@ START, LOADING, AVAILABLE, UNLOADING, END = (
     "UNLOADING",
     "END",
 )
+
+
+def version_folders(path):
+    """The names of the numbered version folders in `path` (none when it
+    does not list)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    return [
+        name
+        for name in names
+        if name.isdigit() and os.path.isdir(os.path.join(path, name))
+    ]
+
+
+def model_folders(path):
+    """The subfolders of a model repository that hold numbered versions,
+    sorted; none when `path` holds versions itself (a model's base path)
+    or no such subfolder."""
+    if version_folders(path):
+        return ()
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return ()
+    return tuple(
+        name
+        for name in names
+        if not name.startswith(".")
+        and version_folders(os.path.join(path, name))
+    )
 
 
 class VersionStatus:
@@ -98,16 +133,10 @@ class ServedModel:
     def _versions_on_disk(self):
         """Numbered version folders -> a stamp that changes when the
         folder is rewritten."""
-        try:
-            names = os.listdir(self.base_path)
-        except OSError:
-            return {}
-        found = {}
-        for name in names:
-            path = os.path.join(self.base_path, name)
-            if name.isdigit() and os.path.isdir(path):
-                found[int(name)] = _stamp(path)
-        return found
+        return {
+            int(name): _stamp(os.path.join(self.base_path, name))
+            for name in version_folders(self.base_path)
+        }
 
     def _wanted(self, versions):
         kind = self._policy[0]

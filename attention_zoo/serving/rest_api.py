@@ -12,7 +12,11 @@ and, when the monitoring config enables it, the Prometheus page (TF
 Serving's `/monitoring/prometheus/metrics`). Bodies are read and written
 by `attention_zoo.export.rest` (TF Serving's JSON layouts); the model runs
 on a thread pool, so the event loop keeps answering. Every error is
-`{"error": "..."}` with the HTTP status TF Serving gives its code.
+`{"error": "..."}` with the HTTP status TF Serving gives its code: a
+body that is not JSON, not UTF-8 or nests over `MAX_JSON_DEPTH` levels
+is a 400, one over `--max_request_bytes` a 413. A predict body waits
+for room in the `RequestBudget` (by its `Content-Length`, before it is
+read) and is refused 429 when there is none.
 """
 
 import asyncio
@@ -26,6 +30,7 @@ from aiohttp import web
 from google.protobuf import json_format
 
 from attention_zoo.export import rest
+from attention_zoo.serving.admission import RequestBudget
 from attention_zoo.serving.model_server import DEFAULT_SIGNATURE
 from attention_zoo.serving.status import ServingError
 
@@ -35,6 +40,9 @@ _PATH = re.compile(
     r"(?:/versions/(?P<version>-?\d+)|/labels/(?P<label>[^/:]+))?"
     r"(?P<action>/metadata|:[a-zA-Z]+)?$"
 )
+# The deepest nesting of arrays and objects a body may have: an input of
+# `rest.MAX_RANK` dimensions nests at most 3 levels more.
+MAX_JSON_DEPTH = 64
 
 
 def make_app(
@@ -43,6 +51,7 @@ def make_app(
     max_request_bytes=32 << 20,
     metrics_path=None,
     threads=32,
+    budget=None,
 ):
     """The aiohttp application answering TF Serving's REST API.
 
@@ -53,9 +62,17 @@ def make_app(
         max_request_bytes: int, bodies over this are refused (413).
         metrics_path: optional str, where the Prometheus page is served.
         threads: int, the threads that parse, run and write requests.
+        budget: optional `RequestBudget`, shared with the gRPC API; by
+            default one of twice `max_request_bytes`.
     """
     app = web.Application(client_max_size=max_request_bytes)
-    handler = _Handler(server, timeout_ms / 1000, max_request_bytes, threads)
+    handler = _Handler(
+        server,
+        timeout_ms / 1000,
+        max_request_bytes,
+        threads,
+        budget or RequestBudget(2 * max_request_bytes),
+    )
     if metrics_path:
         app.router.add_get(metrics_path, handler.metrics)
     app.router.add_route("*", "/{tail:.*}", handler.handle)
@@ -64,10 +81,11 @@ def make_app(
 
 
 class _Handler:
-    def __init__(self, server, timeout, max_request_bytes, threads):
+    def __init__(self, server, timeout, max_request_bytes, threads, budget):
         self._server = server
         self._timeout = timeout
         self._max_bytes = max_request_bytes
+        self._budget = budget
         self._pool = concurrent.futures.ThreadPoolExecutor(
             threads, thread_name_prefix="rest"
         )
@@ -108,9 +126,8 @@ class _Handler:
                 )
             elif request.method == "POST" and action == ":predict":
                 api = "Predict"
-                raw = await self._read(request)
-                signature, body = await self._call(
-                    self._predict, name, version, label, raw
+                signature, body = await self._predict_request(
+                    request, start, name, version, label
                 )
             elif request.method == "POST" and action in (
                 ":classify",
@@ -146,21 +163,61 @@ class _Handler:
             content_type="application/json",
         )
 
-    async def _read(self, request):
+    async def _predict_request(self, request, start, name, version, label):
+        """Admits, reads and runs a predict body (see the module doc)."""
         length = request.content_length
         if length is not None and length > self._max_bytes:
             raise _too_large(length, self._max_bytes)
+        ticket = None
+        try:
+            if length is not None:  # admitted before the body is read
+                ticket = await self._admit(length, start)
+            raw = await self._read(request)
+            if ticket is None:  # chunked: admitted once read
+                ticket = await self._admit(len(raw), start)
+        except BaseException:
+            if ticket is not None:
+                ticket.release()
+            raise
+        return await self._call(
+            self._predict,
+            name,
+            version,
+            label,
+            raw,
+            ticket=ticket,
+            timeout=self._time_left(start),
+        )
+
+    async def _admit(self, size, start):
+        ticket = self._budget.admit(size)
+        await ticket.wait_async(self._time_left(start))
+        return ticket
+
+    def _time_left(self, start):
+        return max(self._timeout - (time.monotonic() - start), 0.001)
+
+    async def _read(self, request):
         try:
             return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise _too_large(None, self._max_bytes) from None
 
-    async def _call(self, function, *args):
-        loop = asyncio.get_running_loop()
+    async def _call(self, function, *args, ticket=None, timeout=None):
+        """Runs `function(*args)` on the pool within `timeout` seconds
+        (by default the whole timeout); the `ticket`, if any, is released
+        when the function has returned, not when the answer gives up."""
+        try:
+            future = self._pool.submit(function, *args)
+        except BaseException:
+            if ticket is not None:
+                ticket.release()
+            raise
+        if ticket is not None:
+            future.add_done_callback(lambda _: ticket.release())
         try:
             return await asyncio.wait_for(
-                loop.run_in_executor(self._pool, function, *args),
-                self._timeout,
+                asyncio.wrap_future(future), timeout or self._timeout
             )
         except asyncio.TimeoutError:
             raise ServingError(
@@ -200,7 +257,9 @@ class _Handler:
             signature = rest.signature_key(body)
             servable = self._server.servable(name, version, label)
             specs = servable.input_specs(signature)
-            row_format, arrays = rest.read_predict_body(body, specs)
+            row_format, arrays = rest.read_predict_body(
+                body, specs, servable.check_batch_size
+            )
         except rest.RequestError as error:
             raise ServingError("INVALID_ARGUMENT", str(error)) from None
         outputs = servable.predict(signature, arrays)
@@ -220,12 +279,50 @@ def _parse_json(raw):
             f"{error.start})",
         ) from None
     try:
-        return json.loads(text)
+        body = json.loads(text)
     except json.JSONDecodeError as error:
         raise ServingError(
             "INVALID_ARGUMENT",
             f"JSON Parse error: {error.msg} at offset: {error.pos}",
         ) from None
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as error:  # an integer of over 4300 digits
+        reason = str(error).split(";")[0]
+        raise ServingError(
+            "INVALID_ARGUMENT", f"JSON Parse error: {reason}"
+        ) from None
+    if _nests_deeper(body, MAX_JSON_DEPTH):
+        raise _too_deep()
+    return body
+
+
+def _nests_deeper(value, limit):
+    """Whether `value` nests lists and dicts over `limit` levels (read
+    level by level: no recursion)."""
+    level = [value] if isinstance(value, (list, dict)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [
+            child
+            for container in level
+            for child in (
+                container.values() if isinstance(container, dict) else container
+            )
+            if isinstance(child, (list, dict))
+        ]
+    return False
+
+
+def _too_deep():
+    return ServingError(
+        "INVALID_ARGUMENT",
+        f"JSON Parse error: the body nests arrays and objects over "
+        f"{MAX_JSON_DEPTH} levels deep",
+    )
 
 
 def _version(text):

@@ -90,6 +90,16 @@ class Servable:
             )
         return self.functions[signature_name]
 
+    def check_batch_size(self, size):
+        """Refuses a request of `size` examples over the limit, before
+        its inputs are read (a REST body of a million strings).
+
+        Raises:
+            ServingError: INVALID_ARGUMENT, naming the limit.
+        """
+        if size > self._max_examples:
+            raise _too_many(size, self._max_examples, self._limit_name)
+
     def predict(self, signature_name, arrays, output_filter=()):
         """Runs a signature on one request's inputs.
 
@@ -214,12 +224,16 @@ def check_inputs(specs, arrays, max_examples, limit_name="the limit"):
             "INVALID_ARGUMENT", "empty batch: the inputs hold no example"
         )
     if size > max_examples:
-        raise ServingError(
-            "INVALID_ARGUMENT",
-            f"batch of {size} examples is over the limit of {max_examples} "
-            f"examples per request ({limit_name})",
-        )
+        raise _too_many(size, max_examples, limit_name)
     return checked
+
+
+def _too_many(size, max_examples, limit_name):
+    return ServingError(
+        "INVALID_ARGUMENT",
+        f"batch of {size} examples is over the limit of {max_examples} "
+        f"examples per request ({limit_name})",
+    )
 
 
 def _as_dtype(name, array, dtype, tf):

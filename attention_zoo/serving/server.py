@@ -5,7 +5,8 @@ warmed up first, then the gRPC server starts, then REST; each prints the
 line TF Serving prints (`Running gRPC ModelServer at HOST:PORT ...`,
 `Exporting HTTP/REST API at:HOST:PORT ...`), which scripts wait for.
 SIGTERM or SIGINT stops it gracefully: no new connections, the requests
-in flight answered (up to a few seconds), queued batches run.
+in flight answered (up to a few seconds), queued batches run. Both APIs
+share one `RequestBudget` (`--max_request_bytes_in_flight`).
 """
 
 import asyncio
@@ -14,6 +15,7 @@ import signal
 import sys
 
 from attention_zoo.serving import flags
+from attention_zoo.serving.admission import RequestBudget
 from attention_zoo.serving.model_server import ModelServer
 
 logger = logging.getLogger("attention_zoo.serving")
@@ -41,8 +43,20 @@ async def _run(model_server, options):
     from attention_zoo.serving import grpc_api
     from attention_zoo.serving import rest_api
 
+    budget = RequestBudget(options.max_request_bytes_in_flight)
+    logger.info(
+        "Requests: up to %d bytes each (--max_request_bytes), %d bytes at "
+        "once (--max_request_bytes_in_flight)",
+        options.max_request_bytes,
+        options.max_request_bytes_in_flight,
+    )
     grpc_server, port = grpc_api.make_server(
-        model_server, options.host, options.port, options.max_request_bytes
+        model_server,
+        options.host,
+        options.port,
+        options.max_request_bytes,
+        budget=budget,
+        wait_seconds=options.rest_api_timeout_ms / 1000,
     )
     _announce(f"Running gRPC ModelServer at {options.host}:{port} ...")
     runner = None
@@ -53,6 +67,7 @@ async def _run(model_server, options):
             max_request_bytes=options.max_request_bytes,
             metrics_path=options.metrics_path,
             threads=options.threads,
+            budget=budget,
         )
         runner = web.AppRunner(app, handle_signals=False)
         await runner.setup()
