@@ -119,6 +119,10 @@ def main(argv=None):
     if args.command == "demo":
         module = DEMOS[args.name]
     elif args.command == "train":
+        # Before the application, and TensorFlow, is imported.
+        from applications.common import train_flags
+
+        train_flags.precheck(args.name, args.args)
         module = TRAINERS[args.name]
     else:
         module = COMMANDS[args.command]

@@ -25,7 +25,6 @@ finds the files, `splits.py` reads them). Images the annotations name but
 the folder lacks, and files that do not decode, are reported and skipped.
 """
 
-import argparse
 import os
 
 from applications.captioning import data
@@ -67,7 +66,7 @@ SYNTHETIC_DEFAULTS = dict(
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = train_flags.FlagParser(
         prog="attention-zoo train captioning",
         description="Train a show-attend-tell image captioner, evaluate it "
         "and export it.",
@@ -364,6 +363,8 @@ def main(argv=None):
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     synthetic = not args.data
+    with train_flags.usage_errors(parser):
+        _config(args, synthetic)  # a bad value, before the run folder
     run_dir = args.run_dir
     captioner = train_flags.start_run(
         Captioner,

@@ -24,13 +24,18 @@ import keras
 
 from applications.common import distribute
 from applications.common import precision
+from applications.common import run_files
 from applications.common import run_folder
+from applications.common import run_lock
 from applications.common import training
 from applications.common.early_stopping import RunEarlyStopping
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
 from attention_zoo.export import resolve_jit_compile
 from attention_zoo.export import save_export
+from attention_zoo.export.atomic_file import atomic_files
+from attention_zoo.export.atomic_file import write_bytes
+from attention_zoo.export.atomic_file import write_text
 
 CONFIG_FILE = run_folder.CONFIG_FILE
 
@@ -96,12 +101,21 @@ class SavedBundle:
         ]
 
     def save_assets(self, directory):
-        """Writes the config and the vocabularies to `directory`."""
+        """Writes the config and the vocabularies to `directory` (a
+        subclass adds its own files). `save` and `fit` call it through
+        `write_assets`, which stages them and renames each into place."""
         os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, CONFIG_FILE), "w") as f:
-            f.write(self.config.to_json())
+        write_text(os.path.join(directory, CONFIG_FILE), self.config.to_json())
         for attribute, folder in self.tokenizer_dirs.items():
             getattr(self, attribute).save(os.path.join(directory, folder))
+
+    def write_assets(self, directory):
+        """`save_assets` into a staging folder inside `directory`, then
+        each file renamed into place (`atomic_file.atomic_files`): a full
+        disk or a kill never leaves half a vocabulary or config (a
+        `WriteError` names the file)."""
+        with atomic_files(directory) as staging:
+            self.save_assets(staging)
 
     def build(self):
         """Builds the model unless there is one (`make_model`, with the
@@ -265,24 +279,40 @@ class SavedBundle:
         # trains a part of it (`training_model`).
         weights_model = None if trained is self.model else self.model
         callbacks = list(callbacks)
+        if patience is not None and validation is None:
+            raise ValueError(
+                "`patience` watches the validation loss: give validation data."
+            )
         write_dir = None
         if checkpoint_dir:
             write_dir = training.worker_directory(checkpoint_dir, self.strategy)
-            self.save_assets(write_dir)
-            callbacks += training.checkpoint_callbacks(write_dir, weights_model)
-        if patience is not None:
-            if validation is None:
-                raise ValueError(
-                    "`patience` watches the validation loss: give "
-                    "validation data."
+        locked = write_dir is not None and write_dir == checkpoint_dir
+        if locked:
+            stale = run_lock.acquire(write_dir)  # RunFolderBusy
+            if stale:
+                print(
+                    f"Took over the lock of {write_dir} from "
+                    f"{run_lock.describe(stale)}, which no longer runs"
                 )
-            resume = bool(write_dir) and (
-                initial_epoch > 0 or training.has_backup(write_dir)
-            )
-            callbacks.append(
-                RunEarlyStopping(patience, write_dir, resume, weights_model)
-            )
         try:
+            early_stopping = None
+            if patience is not None:
+                resume = bool(write_dir) and (
+                    initial_epoch > 0 or training.has_backup(write_dir)
+                )
+                early_stopping = RunEarlyStopping(
+                    patience, write_dir, resume, weights_model
+                )
+            if write_dir:
+                # What a resumed run reads is checked before anything is
+                # written (a `RunFileError` naming a damaged file).
+                run_files.check_resumable(write_dir)
+                self.write_assets(write_dir)
+                callbacks += training.checkpoint_callbacks(
+                    write_dir, weights_model, early_stopping
+                )
+            elif early_stopping is not None:
+                callbacks.append(early_stopping)
             return trained.fit(
                 train,
                 validation_data=validation,
@@ -293,7 +323,9 @@ class SavedBundle:
                 verbose=verbose,
             )
         finally:
-            if write_dir != checkpoint_dir:  # a worker's temporary copy
+            if locked:
+                run_lock.release(write_dir)
+            elif write_dir is not None:  # a worker's temporary copy
                 shutil.rmtree(write_dir, ignore_errors=True)
 
     def training_model(self):
@@ -349,21 +381,38 @@ class SavedBundle:
         )
 
     def save(self, directory):
-        """Config, vocabularies and weights, for `load`."""
-        self.save_assets(directory)
-        self.model.save_weights(os.path.join(directory, training.WEIGHTS_FILE))
+        """Config, vocabularies and weights, for `load`: each file written
+        aside and renamed into place (the weights recorded when the folder
+        holds a run's `progress.json`, see `run_files`)."""
+        self.write_assets(directory)
+        if os.path.exists(os.path.join(directory, training.PROGRESS_FILE)):
+            run_files.write_weights(
+                directory, training.WEIGHTS_FILE, self.model
+            )
+        else:
+            path = os.path.join(directory, training.WEIGHTS_FILE)
+            write_bytes(path, run_files.weights_bytes(self.model))
 
     @classmethod
     def load_assets(cls, directory, strategy=None):
         """A bundle with the saved config and vocabularies, built with
         fresh weights (`fit` with `checkpoint_dir` restores them) under
-        `strategy` (None: the default)."""
-        with open(os.path.join(directory, CONFIG_FILE)) as f:
-            config = cls.config_class.from_json(f.read())
-        tokenizers = {
-            attribute: SubwordTokenizer.load(os.path.join(directory, folder))
-            for attribute, folder in cls.tokenizer_dirs.items()
-        }
+        `strategy` (None: the default).
+
+        Raises:
+            ValueError: naming the file or folder, when the config or a
+                vocabulary cannot be read.
+        """
+        config = run_folder.read_config(directory, cls.config_class)
+        tokenizers = {}
+        for attribute, folder in cls.tokenizer_dirs.items():
+            path = os.path.join(directory, folder)
+            try:
+                tokenizers[attribute] = SubwordTokenizer.load(path)
+            except (OSError, ValueError, TypeError, KeyError) as error:
+                raise ValueError(
+                    f"{path}: not a readable vocabulary ({error})"
+                ) from None
         bundle = cls(config, strategy=strategy, **tokenizers)
         # The weights come from the run: `make_model` need not read
         # pretrained ones (a captioner's ImageNet encoder).

@@ -7,9 +7,10 @@ weights are restored before evaluation and export, as Keras's
 
 With a run folder, the state (the best loss, its epoch, the epochs since)
 is written to `progress.json` after every epoch and the best weights to
-`best.weights.h5`, so a run that is interrupted and resumed keeps its
-patience count and can still restore an epoch trained before the
-interrupt. At the end `progress.json` records the epoch kept
+`best.weights.h5` (written aside and recorded, see
+`applications.common.run_files`), so a run that is interrupted and
+resumed keeps its patience count and can still restore an epoch trained
+before the interrupt. At the end `progress.json` records the epoch kept
 (`best_epoch`) and whether training stopped early (`stopped_early`), and
 `model.weights.h5` holds the kept epoch's weights.
 """
@@ -19,8 +20,10 @@ import os
 
 import keras
 
-from applications.common import training
-from applications.common.run_folder import BEST_WEIGHTS_FILE
+from applications.common import run_files
+from applications.common.run_files import BEST_WEIGHTS_FILE
+from applications.common.run_files import WEIGHTS_FILE
+from applications.common.run_files import RunFileError
 from attention_zoo.checks import check_positive_int
 
 MONITOR = "val_loss"
@@ -55,7 +58,7 @@ class RunEarlyStopping(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         state = {}
         if self.directory and self.resume:
-            state = training.read_progress(self.directory).get(
+            state = run_files.read_progress(self.directory).get(
                 "early_stopping", {}
             )
         self.best = state.get("best", math.inf)
@@ -76,7 +79,9 @@ class RunEarlyStopping(keras.callbacks.Callback):
         if value < self.best:
             self.best, self.best_epoch, self.wait = float(value), epoch + 1, 0
             if self.directory:
-                self.model.save_weights(self._best_path())
+                run_files.write_weights(
+                    self.directory, BEST_WEIGHTS_FILE, self.model
+                )
             else:
                 self.best_weights = self.model.get_weights()
         else:
@@ -85,7 +90,7 @@ class RunEarlyStopping(keras.callbacks.Callback):
             self.model.stop_training = True
             self.stopped_early = True
         if self.directory:
-            training.write_progress(
+            run_files.write_progress(
                 self.directory,
                 early_stopping={
                     "best": self.best,
@@ -99,14 +104,16 @@ class RunEarlyStopping(keras.callbacks.Callback):
             return
         if self.best_epoch != self.last_epoch:
             if self.directory:
-                self.model.load_weights(self._best_path())
-                (self.weights_model or self.model).save_weights(
-                    os.path.join(self.directory, training.WEIGHTS_FILE)
+                self._load_best_weights()
+                run_files.write_weights(
+                    self.directory,
+                    WEIGHTS_FILE,
+                    self.weights_model or self.model,
                 )
             elif self.best_weights is not None:
                 self.model.set_weights(self.best_weights)
         if self.directory:
-            training.write_progress(
+            run_files.write_progress(
                 self.directory,
                 best_epoch=self.best_epoch,
                 stopped_early=self.stopped_early,
@@ -117,5 +124,13 @@ class RunEarlyStopping(keras.callbacks.Callback):
             f"({MONITOR} {self.best:.4f})"
         )
 
-    def _best_path(self):
-        return os.path.join(self.directory, BEST_WEIGHTS_FILE)
+    def _load_best_weights(self):
+        """Loads `best.weights.h5`, checked against its record."""
+        run_files.checked_progress(self.directory, names=(BEST_WEIGHTS_FILE,))
+        path = os.path.join(self.directory, BEST_WEIGHTS_FILE)
+        try:
+            self.model.load_weights(path)
+        except (OSError, RuntimeError) as error:
+            raise RunFileError(
+                path, f"cannot be loaded ({str(error).splitlines()[0]})"
+            ) from None

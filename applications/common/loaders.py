@@ -6,14 +6,26 @@ Files whose name ends in `.gz` are decompressed on the fly (a file that is
 not gzip, or ends early, is such an error too). Lines are decoded one by one,
 so the encoding must keep `\\n` a single byte (UTF-8, Latin-1, ASCII;
 others are refused up front); a UTF-8 byte-order mark on the first line is
-dropped, and a UTF-16 or UTF-32 one is named in the error. A missing file is
-Python's `FileNotFoundError`, which names it.
+dropped, and a UTF-16 or UTF-32 one is named in the error. A path that
+cannot be opened is Python's `OSError` naming it (`FileNotFoundError`, a
+loop of symbolic links, `PermissionError`, `IsADirectoryError`).
+
+A path that is not a regular file (a FIFO such as `<(zcat x.gz)`,
+`/dev/stdin`) can be read only once, while loaders often read a file
+twice (its first line to detect a format or a header, then all of it):
+inside `read_once(path)`, and for the rest of the process after
+`keep_stream(path)` (a command's `--data`), its bytes are read once and
+every read of `path` gets them again.
 """
 
 import codecs
+import contextlib
+import errno
 import gzip
+import io
 import json
 import os
+import stat
 import zlib
 
 # Byte-order marks of encodings whose newline is not the byte `\n` (the
@@ -24,6 +36,11 @@ _WIDE_BOMS = (
     (codecs.BOM_UTF16_LE, "UTF-16"),
     (codecs.BOM_UTF16_BE, "UTF-16"),
 )
+
+
+# The paths whose bytes are read once, if they are not regular files
+# (`read_once`, `keep_stream`) -> their bytes (None until read).
+_KEPT = {}
 
 
 def line_error(path, line_number, message):
@@ -45,7 +62,7 @@ def iter_lines(path, encoding="utf-8", skip_blank=True):
         ValueError: `path:line: ...` for a line that does not decode or a
             gzip file that is corrupt or cut short; for an `encoding`
             whose newline is not one byte.
-        FileNotFoundError: for a missing file.
+        OSError: for a path that cannot be opened, naming it.
     """
     try:
         wide = "\n".encode(encoding) != b"\n"
@@ -59,9 +76,9 @@ def iter_lines(path, encoding="utf-8", skip_blank=True):
         )
     path = os.fspath(path)
     gzipped = path.endswith(".gz")
-    opener = gzip.open if gzipped else open
     line_number = 0
-    with opener(path, "rb") as f:
+    with open_bytes(path) as stream:
+        f = gzip.GzipFile(fileobj=stream, mode="rb") if gzipped else stream
         lines = enumerate(f, 1)
         while True:
             try:
@@ -74,6 +91,51 @@ def iter_lines(path, encoding="utf-8", skip_blank=True):
                     path, line_number + 1, f"cannot read {kind}: {error}"
                 ) from None
             yield from _decoded(path, line_number, raw, encoding, skip_blank)
+
+
+@contextlib.contextmanager
+def read_once(path):
+    """Inside the body, every read of `path` (`iter_lines`, `open_bytes`)
+    gets the bytes its first read got, when it is not a regular file (a
+    FIFO, which gives its bytes once); a regular file is read as usual.
+    """
+    path = os.fspath(path)
+    added = path not in _KEPT
+    if added:
+        _KEPT[path] = None
+    try:
+        yield
+    finally:
+        if added:
+            _KEPT.pop(path, None)
+
+
+def keep_stream(path):
+    """`read_once(path)` for the rest of the process: for a command's
+    own input (`--data`), which it may read more than once."""
+    _KEPT.setdefault(os.fspath(path), None)
+
+
+def open_bytes(path):
+    """`path` opened for reading bytes: a regular file as itself; another
+    readable path (a FIFO, a character device) as its bytes, read once
+    and kept for the next reads where `read_once` or `keep_stream` says
+    so (else as the stream it is).
+
+    Raises:
+        OSError: naming `path`: missing, a loop of symbolic links, no
+            permission, a folder (`IsADirectoryError`).
+    """
+    path = os.fspath(path)
+    status = os.stat(path)
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    if stat.S_ISREG(status.st_mode) or path not in _KEPT:
+        return open(path, "rb")
+    if _KEPT[path] is None:
+        with open(path, "rb") as f:
+            _KEPT[path] = f.read()
+    return io.BytesIO(_KEPT[path])
 
 
 def _decoded(path, line_number, raw, encoding, skip_blank):

@@ -6,6 +6,14 @@ default (or the generated data's, `SYNTHETIC_DEFAULTS`).
 `--export DIR` writes the next version under DIR with the
 `--jit-compile on|off|auto` setting (`export_next_version`).
 
+Flag values are checked before TensorFlow is imported or data is read:
+`attention-zoo train APP` checks the flags every application shares
+(`precheck`) before it imports the application, `parse_flags` checks
+all of them (`flag_checks.check_flag_values`) and `main` builds the
+config the flags ask for before it reads data. A usage error is one
+line under a one-line usage hint (`flag_checks.FlagParser`). This module
+imports neither TensorFlow nor Keras at the top (its helpers do).
+
 A `main` runs `parse_flags`, loads its data and checks the splits'
 sizes (`check_splits`), `start_run` (resumes an interrupted run, goes on
 with a finished one, refuses to replace another configuration's run
@@ -21,12 +29,9 @@ import dataclasses
 import math
 import os
 
-from applications.common import distribute
-from applications.common import precision
-from applications.common import run_folder
-from applications.common import serving
-from attention_zoo.export import data_fingerprint
-from attention_zoo.export import next_version
+from applications.common import flag_checks
+from applications.common import loaders
+from applications.common.flag_checks import FlagParser
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
@@ -43,11 +48,42 @@ FIELD_FLAGS = {
 }
 # `--jit-compile` values -> the `jit_compile` argument of `export`.
 JIT_COMPILE_CHOICES = {"on": True, "off": False, "auto": None}
+# How many times `export_next_version` takes the next number when
+# another writer took the one it picked.
+EXPORT_ATTEMPTS = 10
+
+
+def precheck(app, argv):
+    """`attention-zoo train APP`'s usage errors that need nothing but the
+    flags, before the application (and TensorFlow) is imported.
+
+    Reads the flags every application's `train.py` has (the training
+    values, `--data`, `--validation-fraction`, the run flags) from
+    `argv`, leaving the others to the application's parser, and checks
+    their values (`check_flag_values`): a bad one is a usage error (exit
+    code 2). Nothing is checked when `argv` asks for `--help`.
+    """
+    if {"-h", "--help"} & set(argv):
+        return
+    parser = FlagParser(
+        prog=f"attention-zoo train {app}", add_help=False, allow_abbrev=False
+    )
+    for flag in ("--epochs", "--patience", "--batch-size"):
+        parser.add_argument(flag, type=int)
+    for flag in ("--learning-rate", "--validation-fraction"):
+        parser.add_argument(flag, type=float)
+    parser.add_argument("--data")
+    add_run_arguments(parser, app, "")
+    args, _ = parser.parse_known_args(argv)
+    flag_checks.check_flag_values(parser, args, app)
 
 
 def add_training_arguments(parser):
     """`--epochs`, `--patience`, `--batch-size`, `--strategy`,
     `--precision` and `--learning-rate`."""
+    from applications.common import distribute
+    from applications.common import precision
+
     parser.add_argument("--epochs", type=int, help="the most epochs")
     parser.add_argument(
         "--patience",
@@ -95,14 +131,21 @@ def add_run_arguments(parser, app, contents):
 
 
 def parse_flags(parser, argv):
-    """`(args, strategy)`: the flags `parser` reads from `argv` and the
-    `--strategy` they name, made first (`multi-worker` sets up collective
-    ops before TensorFlow runs)."""
+    """`(args, strategy)`: the flags `parser` reads from `argv`, their
+    values checked (`check_flag_values`), and the `--strategy` they
+    name, made next (`multi-worker` sets up collective ops before
+    TensorFlow runs)."""
+    from applications.common import distribute
+
     args = parser.parse_args(argv)
     args.given_flags = given_flags(parser, argv)
+    parser.parsed_args = args  # `usage_errors` names the flag of a path
+    flag_checks.check_flag_values(parser, args)
+    for name in flag_checks.INPUT_PATH_FLAGS:
+        if getattr(args, name, None):
+            # A FIFO is read once, however often the loaders read it.
+            loaders.keep_stream(getattr(args, name))
     if args.patience is not None:
-        if args.patience < 1:
-            parser.error(f"--patience must be at least 1, not {args.patience}")
         if getattr(args, "validation_fraction", None) == 0:
             parser.error(
                 "--patience watches the validation loss: it needs a "
@@ -200,16 +243,22 @@ def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
     finished run has all its epochs; with `--overwrite`, the run there is
     removed first). Returns whether this is the chief,
     which evaluates, draws and exports next (the other workers stop)."""
+    from applications.common import distribute
+    from applications.common import run_folder
+
     if bundle.initial_epoch < bundle.config.epochs:
-        if args.overwrite and distribute.is_chief(strategy):
-            run_folder.clear(args.run_dir)  # the run `start_run` replaces
-        bundle.fit(
-            *examples,
-            checkpoint_dir=args.run_dir,
-            initial_epoch=bundle.initial_epoch,
-            patience=args.patience,
-            **fit_kwargs,
-        )
+        # A full disk or a damaged run file: one line, exit code 1.
+        command = f"attention-zoo train {bundle.application}"
+        with run_folder.reported_errors(command):
+            if args.overwrite and distribute.is_chief(strategy):
+                run_folder.clear(args.run_dir)  # what `start_run` replaces
+            bundle.fit(
+                *examples,
+                checkpoint_dir=args.run_dir,
+                initial_epoch=bundle.initial_epoch,
+                patience=args.patience,
+                **fit_kwargs,
+            )
     return distribute.is_chief(strategy)
 
 
@@ -217,11 +266,32 @@ def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
 def usage_errors(parser):
     """Reports a `ValueError` or `OSError` raised inside (a bad `--data`
     file, a flag value a loader rejects) as the command's usage error: one
-    line naming the input, exit code 2, no traceback."""
+    line naming the input, exit code 2, no traceback. An `OSError` about
+    a path reads `PATH: what` (`describe_os_error`), with the flag in
+    front when the path is a flag's value (`--data PATH: a folder, not
+    a file`)."""
     try:
         yield
-    except (ValueError, OSError) as error:
+    except OSError as error:
+        if error.filename is None:
+            parser.error(str(error))
+        path = os.fspath(error.filename)
+        flag = _path_flag(parser, path)
+        where = f"{flag} {path}" if flag else path
+        parser.error(f"{where}: {flag_checks.describe_os_error(error)}")
+    except ValueError as error:
         parser.error(str(error))
+
+
+def _path_flag(parser, path):
+    """The input flag (`--data`) whose value is `path`, in the flags
+    `parse_flags` read with `parser`; None if none is."""
+    flags = vars(getattr(parser, "parsed_args", argparse.Namespace()))
+    for name in flag_checks.INPUT_PATH_FLAGS:
+        value = flags.get(name)
+        if value and os.path.abspath(value) == os.path.abspath(path):
+            return flag_checks.flag(name)
+    return None
 
 
 # Scores resting on fewer examples than this get `note_few_examples`.
@@ -347,16 +417,11 @@ def check_export_folder(parser, export, application):
     of `application`'s versions (or a new one): not a file, not one
     version, not another application's model (TF Serving serves a
     folder's highest version as one model)."""
+    from applications.common import serving
+
     if not export or not os.path.exists(export):
         return
-    if not os.path.isdir(export):
-        parser.error(f"--export {export}: a file, not a folder")
-    if os.path.exists(os.path.join(export, "saved_model.pb")):
-        parser.error(
-            f"--export {export} is a SavedModel: give the folder of its "
-            f"versions (e.g. saved_models/{application}), the new version "
-            "goes beside them"
-        )
+    flag_checks.check_export_path(parser, export, application)
     for name in sorted(os.listdir(export)):
         if not name.isdigit():
             continue
@@ -380,16 +445,36 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             `attention_zoo.export.data_fingerprint`.
         **export_kwargs: more arguments of `bundle.export`.
 
+    Another process may export to DIR at the same time: a version is
+    never replaced (`attention_zoo.export.atomic_directory`), and when
+    the number picked is taken by the time the export is written, the
+    export is written again as the next free one (up to
+    `EXPORT_ATTEMPTS` times). The line printed names the version
+    written.
+
     Returns:
         The version folder written.
     """
-    path = os.path.join(args.export, str(next_version(args.export)))
-    bundle.export(
-        path,
-        jit_compile=jit_compile_option(args.jit_compile),
-        metrics=metrics,
-        data_fingerprint=data_fingerprint(examples),
-        **export_kwargs,
-    )
-    print(f"exported {path}")
-    return path
+    from attention_zoo.export import data_fingerprint
+    from attention_zoo.export import next_version
+
+    fingerprint = data_fingerprint(examples)
+    for attempt in range(EXPORT_ATTEMPTS):
+        path = os.path.join(args.export, str(next_version(args.export)))
+        try:
+            bundle.export(
+                path,
+                jit_compile=jit_compile_option(args.jit_compile),
+                metrics=metrics,
+                data_fingerprint=fingerprint,
+                **export_kwargs,
+            )
+        except (FileExistsError, RuntimeError):
+            # Taken meanwhile (a RuntimeError: by the time the export
+            # process of another backend wrote it).
+            if attempt + 1 == EXPORT_ATTEMPTS or not os.path.isdir(path):
+                raise
+            print(f"{path} was taken by another export meanwhile")
+            continue
+        print(f"exported {path}")
+        return path

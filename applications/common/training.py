@@ -1,15 +1,16 @@
 """Checkpoints and resume, the same for every application.
 
 `checkpoint_callbacks(directory)` gives `fit` a weights checkpoint per
-epoch, the count of epochs trained (`progress.json`) and
-`BackupAndRestore`, so an interrupted run restarted with the same
-directory goes on from its last finished epoch. `load_weights` restores a
+epoch recorded in `progress.json` (`SaveWeights`) and a backup
+(`RunBackup`, Keras's `BackupAndRestore` written aside then renamed), so
+an interrupted run restarted with the same directory goes on from its
+last finished epoch; every file is written whole and checked when read
+(`applications.common.run_files`). `load_weights` restores a
 `model.weights.h5` that includes the optimizer's state.
 `worker_directory` is where a worker of a multi-worker cluster writes
 them: the run directory on the chief, a temporary copy elsewhere.
 """
 
-import json
 import os
 import shutil
 import tempfile
@@ -17,63 +18,106 @@ import tempfile
 import keras
 
 from applications.common import distribute
+from applications.common import run_files
 
-WEIGHTS_FILE = "model.weights.h5"
-BACKUP_DIR = "backup"
-# {"epochs": the epochs the weights had, and early stopping's state}
-PROGRESS_FILE = "progress.json"
+# The run files' names and progress, here as before `run_files` held them.
+from applications.common.run_files import BACKUP_DIR
+from applications.common.run_files import PROGRESS_FILE  # noqa: F401
+from applications.common.run_files import WEIGHTS_FILE
+from applications.common.run_files import RunFileError
+from applications.common.run_files import read_progress  # noqa: F401
+from applications.common.run_files import write_progress
 
 
-def checkpoint_callbacks(directory, weights_model=None):
-    """`SaveWeights` (`WEIGHTS_FILE`, every epoch, of `weights_model`,
-    else the model `fit` trains), the epoch count after it
-    (`PROGRESS_FILE`) and `BackupAndRestore` (of the model `fit` trains)."""
+def checkpoint_callbacks(directory, weights_model=None, early_stopping=None):
+    """`SaveWeights` (`WEIGHTS_FILE` and the epoch count in
+    `PROGRESS_FILE`, every epoch, of `weights_model`, else the model `fit`
+    trains), then `early_stopping` (a `RunEarlyStopping` of `directory`,
+    when given: its state is saved before the backup is) and `RunBackup`
+    (of the model `fit` trains; it marks the run finished when `fit`
+    ends)."""
     os.makedirs(directory, exist_ok=True)
-    return [
-        SaveWeights(os.path.join(directory, WEIGHTS_FILE), weights_model),
-        keras.callbacks.LambdaCallback(
-            on_epoch_end=lambda epoch, _: write_progress(
-                directory, epochs=epoch + 1
-            )
-        ),
-        keras.callbacks.BackupAndRestore(os.path.join(directory, BACKUP_DIR)),
-    ]
+    callbacks = [SaveWeights(directory, weights_model)]
+    if early_stopping is not None:
+        callbacks.append(early_stopping)
+    return callbacks + [RunBackup(directory)]
 
 
 class SaveWeights(keras.callbacks.Callback):
-    """Saves a model's weights (with its optimizer's state) to `path`
-    after every epoch, as `ModelCheckpoint(path, save_weights_only=True)`
-    does, but of `weights_model` when given rather than of the model `fit`
-    trains: a captioner trained on cached features (a model sharing its
-    trainable weights) saves the whole captioner."""
+    """Saves a model's weights (with its optimizer's state) to
+    `directory/model.weights.h5` after every epoch, as
+    `ModelCheckpoint(path, save_weights_only=True)` does, but written aside
+    and recorded with the epoch count in `progress.json`
+    (`run_files.write_weights`), and of `weights_model` when given rather
+    than of the model `fit` trains: a captioner trained on cached features
+    (a model sharing its trainable weights) saves the whole captioner."""
 
-    def __init__(self, path, weights_model=None):
+    def __init__(self, directory, weights_model=None):
         super().__init__()
-        self.path = path
+        self.directory = directory
         self.weights_model = weights_model
 
+    def on_train_begin(self, logs=None):
+        run_files.begin_progress(self.directory)
+
     def on_epoch_end(self, epoch, logs=None):
-        (self.weights_model or self.model).save_weights(self.path)
+        run_files.write_weights(
+            self.directory,
+            WEIGHTS_FILE,
+            self.weights_model or self.model,
+            epochs=epoch + 1,
+        )
 
 
-def read_progress(directory):
-    """The dict in `directory`'s `PROGRESS_FILE` ({} when there is none)."""
-    path = os.path.join(directory, PROGRESS_FILE)
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return json.load(f)
+class RunBackup(keras.callbacks.BackupAndRestore):
+    """`keras.callbacks.BackupAndRestore` in `directory/backup`, whose
+    files are never half written: each backup is a new weights file and
+    then the metadata naming it with its size and checksum
+    (`run_files.write_backup`); a damaged backup is refused with a
+    `RunFileError` naming the file rather than loaded. When `fit` ends,
+    `progress.json` is marked `finished` and the backup removed."""
 
+    def __init__(self, directory):
+        super().__init__(os.path.join(directory, BACKUP_DIR))
+        self.directory = directory
 
-def write_progress(directory, **fields):
-    """Updates `fields` of `directory`'s `PROGRESS_FILE`: `epochs`, the
-    epochs the weights there had, and what `early_stopping` records
-    (written whole, then renamed: an interrupt leaves the old file)."""
-    progress = {**read_progress(directory), **fields}
-    path = os.path.join(directory, PROGRESS_FILE)
-    with open(path + ".tmp", "w") as f:
-        json.dump(progress, f)
-    os.replace(path + ".tmp", path)
+    def on_train_begin(self, logs=None):
+        self._load_model()
+
+    def _load_model(self):
+        if not self.model.built:
+            raise ValueError(
+                "To use the BackupAndRestore callback, the model must be "
+                "built before `fit()`."
+            )
+        backup = run_files.read_backup(self.directory)
+        if backup is None:
+            return
+        path, epoch = backup
+        optimizer = self.model.optimizer
+        if optimizer is not None and not optimizer.built:
+            optimizer.build(self.model.trainable_variables)
+        try:
+            self.model.load_weights(path)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise RunFileError(
+                path,
+                f"cannot be loaded ({str(error).splitlines()[0]})",
+                run_files.backup_advice(self.directory),
+            ) from None
+        self.model._initial_epoch = epoch
+
+    def _save_model(self):
+        run_files.write_backup(
+            self.directory,
+            self.model,
+            self._current_epoch,
+            self._last_batch_seen,
+        )
+
+    def on_train_end(self, logs=None):
+        write_progress(self.directory, finished=True)
+        run_files.remove_backup(self.directory)
 
 
 def has_backup(directory):
@@ -85,10 +129,19 @@ def load_weights(model, directory):
     """Loads `directory/model.weights.h5` into a compiled `model`.
 
     The file also holds the optimizer's state: its slots are built first
-    so that they load (and training can go on).
+    so that they load (and training can go on). It is checked first
+    (`run_files.checked_progress`): a damaged file raises a `RunFileError`
+    naming it.
     """
+    run_files.checked_progress(directory)
+    path = os.path.join(directory, WEIGHTS_FILE)
     model.optimizer.build(model.trainable_variables)
-    model.load_weights(os.path.join(directory, WEIGHTS_FILE))
+    try:
+        model.load_weights(path)
+    except (OSError, RuntimeError) as error:
+        raise RunFileError(
+            path, f"cannot be loaded ({str(error).splitlines()[0]})"
+        ) from None
     return model
 
 
@@ -108,7 +161,7 @@ def worker_directory(directory, strategy=None):
     temporary = tempfile.mkdtemp(
         prefix=f"attention-zoo-worker{distribute.task_id(strategy)}-"
     )
-    if has_backup(directory):
+    if os.path.isdir(os.path.join(directory, BACKUP_DIR)):
         shutil.copytree(
             os.path.join(directory, BACKUP_DIR),
             os.path.join(temporary, BACKUP_DIR),

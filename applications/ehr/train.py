@@ -16,7 +16,6 @@ a few test positives (on synthetic data, how often a planted risk code is
 among them), and the export.
 """
 
-import argparse
 import math
 
 from applications.common import train_flags
@@ -38,7 +37,7 @@ TOP_K = 3
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = train_flags.FlagParser(
         prog="attention-zoo train ehr",
         description="Train an attention risk model on patient records, "
         "evaluate it and export it.",
@@ -169,6 +168,8 @@ def main(argv=None):
 
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
+    with train_flags.usage_errors(parser):
+        _config(args, not args.data)  # a bad value, before any data is read
     with train_flags.usage_errors(parser):
         records, synthetic = load_records(args)
         train, validation, test = data.split_patients(

@@ -20,6 +20,7 @@ import os
 from applications.common.loaders import iter_lines
 from applications.common.loaders import line_error
 from applications.common.loaders import parse_jsonl_line
+from applications.common.loaders import read_once
 from applications.entailment.examples import LABELS
 from applications.entailment.examples import NO_LABEL
 from applications.entailment.examples import EntailmentExamples
@@ -412,6 +413,11 @@ def load_examples(path, format="auto", split=None):
             f"`format` must be one of {FORMATS}. Received: format={format!r}"
         )
     path = os.fspath(path)
+    with read_once(path):  # a FIFO: detected and read from one stream
+        return _load_examples(path, format, split)
+
+
+def _load_examples(path, format, split):
     if format == "auto":
         format = detect_format(path)
     if format == "three-files":
@@ -456,8 +462,7 @@ def detect_format(path):
             f"Cannot detect the format of directory {path}: no s1.<split> "
             f"files. Pass `format=` one of {formats}."
         )
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"No such file or directory: {path!r}")
+    os.stat(path)  # the error naming it: missing, a loop of links, ...
     name = path.removesuffix(".gz")
     if name.endswith(".jsonl"):
         return "snli-jsonl"

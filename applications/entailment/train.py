@@ -13,7 +13,6 @@ recall and the confusion matrix on the validation and test splits, an
 alignment heatmap PNG for a test pair, and the export.
 """
 
-import argparse
 import math
 import os
 
@@ -40,7 +39,7 @@ SPLIT_FORMATS = ("three-files", "sick")
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = train_flags.FlagParser(
         prog="attention-zoo train entailment",
         description="Train a decomposable-attention entailment classifier, "
         "evaluate it and export it.",
@@ -252,6 +251,8 @@ def main(argv=None):
 
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
+    with train_flags.usage_errors(parser):
+        _config(args, not args.data)  # a bad value, before any data is read
     with train_flags.usage_errors(parser):
         format = data_format(args)
     if format not in (None, *SPLIT_FORMATS) and (

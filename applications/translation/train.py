@@ -10,11 +10,11 @@ finished epoch. After training: BLEU and chrF on the held-out test split,
 example translations, an attention heatmap PNG, and the export.
 """
 
-import argparse
 import os
 
 from applications.common import train_flags
 from applications.translation import data
+from applications.translation import direction
 from applications.translation.config import TranslationConfig
 from applications.translation.synthetic import make_synthetic_pairs
 
@@ -33,7 +33,7 @@ SYNTHETIC_DEFAULTS = dict(
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = train_flags.FlagParser(
         prog="attention-zoo train translation",
         description="Train a translator, evaluate it and export it.",
     )
@@ -42,8 +42,27 @@ def _parser():
         help="pairs file: .tsv/.txt(.gz) or .jsonl;"
         " default: the generated synthetic language pair",
     )
-    parser.add_argument("--source-column", type=int, default=0)
-    parser.add_argument("--target-column", type=int, default=1)
+    parser.add_argument(
+        "--source-column",
+        type=int,
+        default=0,
+        metavar="N",
+        help="0-based column of a .tsv/.txt --data file holding the "
+        "sentences to translate from (default: %(default)s). The Tatoeba "
+        "files (spa.txt.gz) hold english<TAB>spanish: the defaults learn "
+        "English -> Spanish, --source-column 1 --target-column 0 Spanish "
+        "-> English (as translation-spa-eng). With --init-from, the source "
+        "column must read like the model's source language (checked on "
+        "200 pairs before training)",
+    )
+    parser.add_argument(
+        "--target-column",
+        type=int,
+        default=1,
+        metavar="N",
+        help="0-based column of the translations to learn "
+        "(default: %(default)s)",
+    )
     parser.add_argument("--max-pairs", type=int, default=None)
     parser.add_argument("--synthetic-pairs", type=int, default=6000)
     parser.add_argument(
@@ -131,6 +150,8 @@ def main(argv=None):
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
+        _config(args, not args.data)  # a bad value, before any data is read
+    with train_flags.usage_errors(parser):
         pairs, synthetic = _load_pairs(args)
         train, validation, test = data.split_pairs(
             pairs,
@@ -161,6 +182,7 @@ def main(argv=None):
         ),
         config=lambda: _config(args, synthetic is not None),
     )
+    direction.check_columns(parser, args, translator, pairs)
     if not train_flags.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
 

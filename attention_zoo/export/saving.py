@@ -5,7 +5,8 @@ A version folder holds the SavedModel of a serving module (see
 vocabularies and whatever else its `save_assets` writes) and
 `metadata.json` (see `attention_zoo.export.metadata`), and TF Serving's
 warm-up requests when given (see `attention_zoo.export.warmup`). All of it
-appears at once: nothing is visible at `path` until everything is written.
+appears at once: nothing is visible at `path` until everything is written,
+and an existing version is never replaced.
 """
 
 import json
@@ -48,8 +49,10 @@ def save_export(
     the folder holds what `bundle.save_assets` writes (its config and
     vocabularies) and `metadata.json`; all of it appears at once
     (`atomic_directory`), with TF Serving's warm-up file when
-    `warmup_requests` are given, and an existing `path` is replaced. A
-    failure leaves `path` as it was.
+    `warmup_requests` are given. An existing `path` is never replaced (TF
+    Serving assumes a version does not change): it is refused before
+    anything is written, or at the end if another writer took it
+    meanwhile. A failure leaves nothing at `path`.
 
     Args:
         bundle: the trained bundle, an object with `application` (str),
@@ -76,6 +79,8 @@ def save_export(
     Raises:
         ValueError: a warm-up request that the module's signatures would
             not take (TF Serving would fail to load the version).
+        FileExistsError: `path` exists (see `next_version` for a free
+            number).
     """
     import tensorflow as tf
 

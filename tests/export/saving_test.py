@@ -101,16 +101,21 @@ def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path):
         )
     assert os.listdir(tmp_path) == []  # no version, no temporary folder
     save_export(ToyBundle(), _Adding(1.0), str(tmp_path / "1"), False)
-    with pytest.raises(RuntimeError, match="disk full"):
-        save_export(
-            ToyBundle(fail=True), _Adding(5.0), str(tmp_path / "1"), False
-        )
     assert os.listdir(tmp_path) == ["1"]
     np.testing.assert_allclose(_served(tmp_path / "1"), [1.0])
-    # A successful export replaces the version.
-    save_export(ToyBundle(), _Adding(2.0), str(tmp_path / "1"), False)
-    assert os.listdir(tmp_path) == ["1"]
-    np.testing.assert_allclose(_served(tmp_path / "1"), [2.0])
+
+
+def test_an_existing_version_is_never_replaced(tmp_path):
+    save_export(ToyBundle(), _Adding(1.0), str(tmp_path / "1"), False)
+    (tmp_path / "2").mkdir()  # even an empty folder is a taken number
+    for version in ("1", "2"):
+        with pytest.raises(FileExistsError, match="never replaced"):
+            save_export(
+                ToyBundle(), _Adding(2.0), str(tmp_path / version), False
+            )
+    assert sorted(os.listdir(tmp_path)) == ["1", "2"]  # no temporary left
+    assert os.listdir(tmp_path / "2") == []
+    np.testing.assert_allclose(_served(tmp_path / "1"), [1.0])
 
 
 def test_the_newest_numbered_version_is_served(tmp_path):

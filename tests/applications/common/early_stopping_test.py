@@ -114,7 +114,7 @@ def test_patience_needs_validation_data():
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--patience", "0"], "--patience must be at least 1"),
+        (["--patience", "0"], "--patience must be a positive integer, got 0"),
         (
             ["--patience", "2", "--validation-fraction", "0"],
             "it needs a validation split",

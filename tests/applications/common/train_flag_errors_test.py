@@ -11,9 +11,9 @@ from applications import cli
 @pytest.mark.parametrize(
     "app, flags, message",
     [
-        ("translation", ["--units", "0"], "`units` must be positive"),
-        ("entailment", ["--epochs", "0"], "`epochs` must be positive"),
-        ("ehr", ["--units", "0"], "`units` must be positive"),
+        ("translation", ["--units", "0"], "--units must be a positive int"),
+        ("entailment", ["--epochs", "0"], "--epochs must be a positive int"),
+        ("ehr", ["--units", "0"], "--units must be a positive integer, got"),
         ("captioning", ["--augment"], "--augment mirrors the training"),
     ],
 )

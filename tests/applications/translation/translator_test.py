@@ -281,7 +281,7 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
     assert [row[0] for row in got] == [
         t.decode("utf-8") for t in served["translation"].numpy()
     ]
-    assert set(alone) == {"translation", "attention"}
+    assert set(alone) == {"translation", "attention", "truncated"}
 
 
 def test_evaluating_many_batches_never_retraces(translator, synthetic, caplog):
@@ -389,6 +389,7 @@ emit({{
         "scores",
         "translation",
         "translations",
+        "truncated",
     ]
 
 
@@ -401,13 +402,14 @@ def test_exported_graph_uses_only_tensorflow_and_text_ops(translator, tmp_path):
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
-def test_reexport_replaces_atomically_and_failure_leaves_old(
+def test_reexport_never_replaces_and_failure_leaves_nothing(
     translator, tmp_path, monkeypatch
 ):
     path = str(tmp_path / "2")
     translator.export(path)
     first = sorted(os.listdir(path))
-    translator.export(path)  # replacing a version works
+    with pytest.raises(FileExistsError, match="never replaced"):
+        translator.export(path)  # TF Serving's versions do not change
     assert sorted(os.listdir(path)) == first
 
     def broken(*args, **kwargs):
@@ -415,7 +417,7 @@ def test_reexport_replaces_atomically_and_failure_leaves_old(
 
     monkeypatch.setattr(tf.saved_model, "save", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        translator.export(path)
+        translator.export(str(tmp_path / "3"))
     assert sorted(os.listdir(path)) == first
     assert sorted(os.listdir(tmp_path)) == ["2"]  # no temporary left
 
