@@ -444,6 +444,18 @@ def headline_metrics(application, metrics):
     ]
 
 
+# What a card says under its input limits, by application.
+LIMITS_NOTES = {
+    "translation": "A text longer than `text_tokens` subword tokens is "
+    "translated sentence by sentence (split after `.`, `!`, `?` or `…` "
+    "and a space), its first `sentences` sentences; a sentence still "
+    "longer than `text_tokens` is cut, and the export's `truncated` "
+    "output says so (`attention-zoo translate` warns on stderr). A text "
+    "is cut to `text_characters` characters before it is tokenized. "
+    "`translation_tokens` is per sentence.",
+}
+
+
 def write_card(name, out, figures):
     """Writes `out/NAME/README.md` and `card.json` from `figures`."""
     recipe = RECIPES[name]
@@ -541,7 +553,9 @@ def write_card(name, out, figures):
         "",
         *[f"- `{k}`: {v}" for k, v in sorted(limits.items())],
         "",
-        "Longer inputs are cut, not refused.",
+        LIMITS_NOTES.get(
+            recipe.application, "Longer inputs are cut, not refused."
+        ),
         "",
         "## Known weaknesses",
         "",

@@ -8,6 +8,7 @@ from applications.captioning.images import decode_image_bytes
 from applications.common.search_serving import SearchServingModule
 from applications.common.search_serving import best_hypothesis
 from applications.common.search_serving import n_best_outputs
+from applications.common.wordpiece import END_ID
 
 # The side of the warm-up request's image (the export resizes any size).
 WARMUP_IMAGE_SIZE = 64
@@ -23,7 +24,9 @@ class CaptioningServingModule(SearchServingModule):
     `caption` tf.string `(B,)`, `attention` float32 `(B, max_length, H,
     W)` (one heatmap per generated token, zeros after END) and `tokens`
     tf.string `(B, max_length)` (the generated WordPiece tokens, `[END]`
-    included, empty strings after it: the words the heatmaps belong to).
+    included, empty strings after it: the words the heatmaps belong to)
+    and `truncated` bool `(B,)`: the caption reached `max_length` tokens
+    without `[END]`, so it was cut (the model card's `caption_tokens`).
     Undecodable bytes fail the call naming `image` (see `_pixels`). The
     search is `Captioner.decode` (`attention_zoo.decoding.decode`),
     XLA-compiled when `jit_compile`, with the options given here (see
@@ -74,6 +77,8 @@ class CaptioningServingModule(SearchServingModule):
             "caption": self.tokenizer.detokenize(ids),
             "attention": tf.cast(result["attention"], tf.float32),
             "tokens": tf.where(generated, tf.gather(self._vocabulary, ids), ""),
+            # No END among the generated tokens: cut at `max_length`.
+            "truncated": ~tf.reduce_any(generated & (ids == END_ID), axis=1),
         }
         if self.num_results > 1:
             outputs.update(
@@ -144,9 +149,11 @@ def export_captioning(
 
     The `serving_default` signature takes `image` (tf.string `[None]`,
     encoded JPEG or PNG bytes) and returns `caption` (tf.string `[None]`),
-    `attention` (float32 `[None, max_length, H, W]`) and `tokens`
+    `attention` (float32 `[None, max_length, H, W]`), `tokens`
     (tf.string `[None, max_length]`, the token each heatmap belongs to,
-    `[END]` included, `""` after it). Image decoding, resizing (to
+    `[END]` included, `""` after it) and `truncated` (bool `[None]`: the
+    caption reached `max_length` tokens without `[END]` and was cut there).
+    Image decoding, resizing (to
     `image_size`) and detokenization run inside the graph; the search
     (`beam_size`, by default 3, or 1 when sampling; `length_penalty`,
     `coverage_penalty`, see `Captioner.caption`) is compiled with XLA

@@ -10,7 +10,10 @@ in TF Serving. One line per image is printed: `path<TAB>caption`.
 
 `--plot out.png` writes the show-attend-tell figure of each image (the
 image, then each generated word's attention over it): `out.png` for the
-first image, `out-2.png`, `out-3.png`, ... for the next ones. A missing or
+first image, `out-2.png`, `out-3.png`, ... for the next ones. A caption
+that reached the longest the model writes (the model card's
+`caption_tokens`) without ending was cut there: stderr says so, one line
+naming the images. A missing or
 unreadable image file is reported by name, with exit code 2; so are another
 application's export and a folder without one (one line).
 """
@@ -84,6 +87,11 @@ def main(argv=None):
     captions = [text.decode("utf-8") for text in outputs["caption"].numpy()]
     for path, caption in zip(args.images, captions):
         print(f"{path}\t{caption}")
+    serving.warn_truncated(
+        parser,
+        [args.images[row] for row in _cut_rows(outputs)],
+        _cut(serving.input_limits(parser, args.directory)),
+    )
     if args.plot:
         paths = plot_paths(args.plot, len(args.images))
         for index, (image_bytes, caption) in enumerate(zip(encoded, captions)):
@@ -97,3 +105,24 @@ def main(argv=None):
             print(f"wrote {written}")
     sys.stdout.flush()
     return 0
+
+
+def _cut_rows(outputs):
+    """The images whose caption was cut at the longest length: the
+    export's `truncated`, or for exports written before it had one, the
+    captions without `[END]` among their `tokens`."""
+    if "truncated" in outputs:
+        return serving.truncated_rows(outputs)
+    tokens = outputs["tokens"].numpy()
+    return [row for row in range(len(tokens)) if b"[END]" not in tokens[row]]
+
+
+def _cut(limits):
+    """What the warning says of a cut caption, with the export's limit."""
+    longest = "the longest caption"
+    if "caption_tokens" in limits:
+        longest = f"{limits['caption_tokens']} tokens"
+    return (
+        f"the caption was cut at {longest}, the most the model writes "
+        "(the model card's input limits), before it ended"
+    )

@@ -13,10 +13,15 @@ folder and what to do, and exit code 2 (`fail`):
   application's (`Application.export_inputs`), e.g. one without
   `metadata.json`: the inputs it takes are named, and the application
   whose inputs they are.
+
+An input the export cut (its `truncated` output, past the model card's
+`input_limits`) is said on stderr in one line (`warn_truncated`): the
+command still answers, as the export does.
 """
 
 import argparse
 import os
+import sys
 import textwrap
 
 from applications import registry
@@ -58,6 +63,44 @@ def fail(parser, message):
     """Ends the command with `prog: error: message` on stderr and exit
     code 2, argparse's usage error, without the usage line."""
     parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+
+def warn_truncated(parser, items, what):
+    """One line on stderr, `prog: warning: pair 1, pair 3: what`, for the
+    inputs `items` (str) that were cut; nothing when there are none."""
+    if items:
+        print(
+            f"{parser.prog}: warning: {', '.join(items)}: {what}",
+            file=sys.stderr,
+        )
+
+
+def truncated_rows(outputs):
+    """The rows an export's outputs say were cut (its bool `truncated`
+    output); none for an export without it (written before it had
+    one)."""
+    import numpy as np
+
+    truncated = outputs.get("truncated")
+    if truncated is None:
+        return []
+    return np.flatnonzero(np.asarray(truncated)).tolist()
+
+
+def input_limits(parser, directory):
+    """The `input_limits` of the export `directory` names (see
+    `export_version`): input -> the length past which it is cut; `{}`
+    where its `metadata.json` has none or cannot be read."""
+    from attention_zoo.export import read_metadata
+
+    try:
+        metadata = read_metadata(export_version(parser, directory))
+    except (OSError, ValueError):
+        return {}
+    limits = (
+        metadata.get("input_limits") if isinstance(metadata, dict) else None
+    )
+    return limits if isinstance(limits, dict) else {}
 
 
 def export_version(parser, directory):

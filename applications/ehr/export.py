@@ -4,8 +4,10 @@ The serving graph does what `RiskModel.encode` does in NumPy: it drops
 padding (empty codes) and events after the prediction time, sorts the rest
 by time, keeps the last `max_events`, looks the codes up (unknown codes give
 the OOV id), standardises the values per code and turns the times into
-hours before the prediction time; it tokenizes the note with the saved
-WordPiece tokenizer and keeps its last `max_note_tokens` tokens. Then the
+hours before the prediction time; it cuts the note to the characters that
+hold its last `max_note_tokens` tokens (`text_limits.cut_text`: a long
+note is not tokenized whole), tokenizes it with the saved WordPiece
+tokenizer and keeps its last `max_note_tokens` tokens. Then the
 model runs (compiled with XLA when `jit_compile`) on a batch padded to a
 bucketed shape. `warmup_inputs` gives the requests that warm it up in TF
 Serving.
@@ -16,6 +18,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from applications.common import text_limits
 from applications.common import warmup_texts
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.ehr.encoding import EVENT_PAD_ID
@@ -45,7 +48,11 @@ class RiskServingModule(ServingModule):
     - `note_tokens` tf.string `(B, L)`: the note's WordPiece tokens that
       the model read (its last `max_note_tokens`), `""` after a note's end;
     - `note_attention` float32 `(B, L)`: their weights (0 on padding).
-      Without notes (`use_notes=False`) both have `L = 0`.
+      Without notes (`use_notes=False`) both have `L = 0`;
+    - `truncated` bool `(B,)`: the model did not read all of the
+      patient's record up to `prediction_time`: it had more than
+      `max_events` events, or (with notes) a note longer than
+      `max_note_tokens` tokens.
     """
 
     def __init__(self, risk_model, jit_compile=True):
@@ -111,12 +118,13 @@ class RiskServingModule(ServingModule):
         codes, values, times, prediction_time, note = self._checked(
             codes, values, times, prediction_time, note
         )
-        inputs, positions, valid = self._events(
+        inputs, positions, valid, truncated = self._events(
             codes, values, times, prediction_time
         )
         if self._use_notes:
-            note_ids = self._note_ids(note)
+            note_ids, note_cut = self._note_ids(note)
             inputs["note"] = note_ids
+            truncated = truncated | note_cut
         # Rows of padding up to a bucketed batch size: fewer XLA shapes.
         padded = buckets.bucket_batch_size(batch)
         inputs = {
@@ -162,6 +170,7 @@ class RiskServingModule(ServingModule):
             "event_attention": event_attention,
             "note_tokens": note_tokens,
             "note_attention": note_attention,
+            "truncated": truncated,
         }
 
     def _checked(self, codes, values, times, prediction_time, note):
@@ -220,9 +229,10 @@ class RiskServingModule(ServingModule):
             )
 
     def _events(self, codes, values, times, prediction_time):
-        """The model's event inputs `(B, T)`, `T` a multiple of 16, and
-        per column the input position `(B, T)` and whether it holds an
-        event."""
+        """The model's event inputs `(B, T)`, `T` a multiple of 16, per
+        column the input position `(B, T)` and whether it holds an event,
+        and bool `(B,)`: more events up to the prediction time than
+        `max_events`, the older ones cut."""
         # One extra padding column, so that gathers work when `N` is 0.
         codes = tf.pad(codes, [[0, 0], [0, 1]], constant_values="")
         values = tf.pad(values, [[0, 0], [0, 1]])
@@ -273,12 +283,18 @@ class RiskServingModule(ServingModule):
             "has_value": tf.cast(present, tf.float32),
             "times": tf.where(valid, tf.cast(before, tf.float32), 0.0),
         }
-        return inputs, positions, valid
+        return inputs, positions, valid, count > self._max_events
 
     def _note_ids(self, note):
         """int32 `(B, L)`: the last `max_note_tokens` token ids, padded to
-        a multiple of 16 (as `RiskModel._note_ids`)."""
+        a multiple of 16 (as `RiskModel._note_ids`), and bool `(B,)`: the
+        note was longer. The note is cut before it is tokenized
+        (`text_limits.cut_text`)."""
+        note, cut = text_limits.cut_text(
+            note, self._max_note_tokens, keep="last"
+        )
         ids = self.note_tokenizer.tokenize(note)
+        cut = cut | (ids.row_lengths() > self._max_note_tokens)
         ids = ids[:, -self._max_note_tokens :]
         longest = tf.reduce_max(tf.concat([ids.row_lengths(), [0]], 0))
         length = tf.maximum(
@@ -286,7 +302,7 @@ class RiskServingModule(ServingModule):
             LENGTH_MULTIPLE,
         )
         dense = ids.to_tensor(NOTE_PAD_ID)
-        return tf.pad(dense, [[0, 0], [0, length - tf.shape(dense)[1]]])
+        return tf.pad(dense, [[0, 0], [0, length - tf.shape(dense)[1]]]), cut
 
 
 def export_risk_model(
@@ -310,8 +326,11 @@ def export_risk_model(
       joined (may be `""`),
 
     and returns `risk` float32 `[None]`, `event_attention` float32 `[None,
-    None]` (per input event), `note_tokens` tf.string `[None, None]` and
-    `note_attention` float32 `[None, None]` (see `RiskServingModule`).
+    None]` (per input event), `note_tokens` tf.string `[None, None]`,
+    `note_attention` float32 `[None, None]` and `truncated` bool `[None]`
+    (more than `max_events` events up to `prediction_time`, or a note of
+    more than `max_note_tokens` tokens: the model read the last ones; see
+    `RiskServingModule`).
     Inputs of different shapes, or a non-finite time, fail the call with
     an `InvalidArgumentError` naming the input.
     The model is compiled with XLA when `jit_compile` (`None`: when a GPU

@@ -20,7 +20,8 @@ tau against attention and one sentence on what attention does not show, the
 risk under uniform attention weights, and the note with each word shaded by
 the summed weight of its WordPiece tokens (and the words whose removal lowers
 the risk most); events or words the model did not read (older than the
-last `max_events` / `max_note_tokens`) are left unshaded. `report.png` beside
+last `max_events` / `max_note_tokens`) are left unshaded, and a record cut
+so is said on stderr in one line. `report.png` beside
 it plots the events over the hours since admission, coloured by weight, the
 `--top-k` most attended labelled, and the note words' weights. An unknown
 patient id, or a DIR without a trained risk model (missing, an export,
@@ -137,6 +138,13 @@ def main(argv=None):
             f"cannot load the risk model in {args.directory}: {reason}"
         )
     explanation = explain_patient(risk_model, record, args.top_k)
+    cut = _cut(risk_model, explanation)
+    if cut:
+        print(
+            f"{PROG}: warning: patient {args.patient}: the model read only "
+            f"{cut}; the rest is shown unshaded as not read",
+            file=sys.stderr,
+        )
     explanation["reliance"] = attributions.read_reliance(args.directory)
     plot_explanation(explanation, png_path, args.top_k)
     with open(png_path, "rb") as f:
@@ -149,6 +157,27 @@ def main(argv=None):
         f"{args.out} and {png_path}"
     )
     return 0
+
+
+def _cut(risk_model, explanation):
+    """What the model did not read of the explained record (`the last 256
+    of 300 events (max_events)`), or None when it read it all."""
+    config = risk_model.config
+    parts = []
+    events = explanation["events"]
+    if any(weight is None for *_, weight in events):
+        parts.append(
+            f"the last {config.max_events} of {len(events)} events (max_events)"
+        )
+    if explanation["note_segments"] is not None:
+        tokens = risk_model.note_tokenizer.tokenize([explanation["note"]])
+        count = int(tokens.row_lengths()[0])
+        if count > config.max_note_tokens:
+            parts.append(
+                f"the last {config.max_note_tokens} of {count} note tokens "
+                "(max_note_tokens)"
+            )
+    return " and ".join(parts) or None
 
 
 def _not_a_run_folder(directory, files):

@@ -3,7 +3,9 @@
 
 import tensorflow as tf
 
+from applications.common import text_limits
 from applications.common import warmup_texts
+from applications.common.wordpiece import PAD_ID
 from applications.entailment.examples import LABELS
 from attention_zoo.export import ServingModule
 
@@ -12,12 +14,17 @@ class EntailmentServingModule(ServingModule):
     """Tokenizer, model weights and the forward pass in one module.
 
     `serve(premise, hypothesis)`: tf.string `(B,)` each -> `probabilities`
-    float32 `(B, 3)` (columns in `LABELS` order), `label` tf.string `(B,)`
-    and `alignment` float32 `(B, premise_len, hypothesis_len)` (row `i`:
+    float32 `(B, 3)` (columns in `LABELS` order), `label` tf.string `(B,)`,
+    `alignment` float32 `(B, premise_len, hypothesis_len)` (row `i`:
     premise token `i`'s weights over the hypothesis tokens; zeros for the
     no-attention baseline), the lengths being the longest tokenized
-    sentences of the batch. The forward pass is XLA-compiled when
-    `jit_compile`.
+    sentences of the batch, and `truncated` bool `(B,)`: the premise or
+    the hypothesis was longer than the model reads (its first
+    `max_length` tokens, see `text_limits.cut_text`). A sentence without
+    words (empty or whitespace only), which `attention-zoo predict`
+    refuses too, fails the call with an `InvalidArgumentError` naming
+    the input and its batch positions. The forward pass is XLA-compiled
+    when `jit_compile`.
     """
 
     def __init__(self, classifier, jit_compile=True):
@@ -25,7 +32,7 @@ class EntailmentServingModule(ServingModule):
         self.tokenizer = classifier.tokenizer
         self.track_model(classifier.model)
         self._predict = classifier.predict_function(jit_compile)
-        self._ids = classifier.ids
+        self._max_length = classifier.config.max_length
         self._labels = tf.constant(LABELS)
 
     @tf.function(
@@ -40,7 +47,8 @@ class EntailmentServingModule(ServingModule):
             tf.shape(hypothesis),
             message="`premise` and `hypothesis` must have the same length",
         )
-        premise_ids, hypothesis_ids = self._ids(premise), self._ids(hypothesis)
+        premise_ids, premise_cut = self._read(premise, "premise")
+        hypothesis_ids, hypothesis_cut = self._read(hypothesis, "hypothesis")
         result = self._predict(premise_ids, hypothesis_ids)
         probabilities = tf.cast(result["probabilities"], tf.float32)
         alignment = result.get("alignment")
@@ -57,7 +65,31 @@ class EntailmentServingModule(ServingModule):
             "probabilities": probabilities,
             "label": tf.gather(self._labels, tf.argmax(probabilities, -1)),
             "alignment": alignment,
+            "truncated": premise_cut | hypothesis_cut,
         }
+
+    def _read(self, texts, name):
+        """The ids `(B, T)` of `texts` (the input `name`) that the model
+        reads, its first `max_length` tokens, and bool `(B,)`: the text was
+        longer. Texts are cut before they are tokenized
+        (`text_limits.cut_text`); one without tokens fails the call."""
+        text, cut = text_limits.cut_text(texts, self._max_length)
+        ids = self.tokenizer.tokenize(text)  # (B, (T))
+        lengths = ids.row_lengths()
+        empty = tf.where(lengths == 0)[:, 0]
+        check = tf.debugging.Assert(
+            tf.size(empty) == 0,
+            [
+                f"`{name}` must not be empty or whitespace only (as "
+                "`attention-zoo predict` refuses it); it is at these batch "
+                "positions:",
+                empty,
+            ],
+            summarize=16,
+        )
+        with tf.control_dependencies([check]):
+            ids = ids[:, : self._max_length].to_tensor(PAD_ID)
+        return ids, cut | (lengths > self._max_length)
 
 
 def export_entailment(
@@ -66,9 +98,12 @@ def export_entailment(
     """Writes `classifier` as a SavedModel to `path`, atomically.
 
     The `serving_default` signature takes `premise` and `hypothesis`
-    (tf.string `[None]`, each cut to `max_length` tokens) and returns
-    `probabilities` (float32 `[None, 3]`), `label` (tf.string `[None]`)
-    and `alignment` (float32 `[None, premise_len, hypothesis_len]`).
+    (tf.string `[None]`, each cut to `max_length` tokens; not empty) and
+    returns `probabilities` (float32 `[None, 3]`), `label` (tf.string
+    `[None]`), `alignment` (float32 `[None, premise_len,
+    hypothesis_len]`) and `truncated` (bool `[None]`: a sentence of the
+    pair was cut). An empty or whitespace-only sentence fails the call
+    with an `InvalidArgumentError` naming it (a 400 over REST).
     Tokenization runs inside the graph; the model is compiled with XLA
     when `jit_compile` (`None`: when a GPU is visible). Loading needs only
     TensorFlow and TensorFlow Text's ops. The folder appears only once

@@ -5,12 +5,17 @@ MODEL is a shipped model's name (`entailment-snli`, see `attention-zoo
 models`), a version folder (`saved_models/entailment/3`) or the folder
 that holds the versions (the highest is used). Only TensorFlow and TensorFlow
 Text are needed, as in TF Serving. Several `--premise` / `--hypothesis`
-pairs may be given; `--plot PNG` draws the first pair's alignment. Another
-application's export, a folder without one and an empty sentence are
-refused with one line naming them (exit code 2).
+pairs may be given; `--plot PNG` draws the first pair's alignment. Each
+pair's line gives the label and every class's probability, by name:
+`premise<TAB>hypothesis<TAB>entailment (entailment 0.611, neutral 0.314,
+contradiction 0.075)`. A sentence longer than the model reads (the model
+card's input limits) is cut, and said so on stderr. Another application's
+export, a folder without one and an empty sentence (no words, as the export
+itself refuses it) are refused with one line naming them (exit code 2).
 """
 
 import os
+import re
 import sys
 
 from applications.common import serving
@@ -24,7 +29,8 @@ def build_parser():
         PROG,
         "Classify premise / hypothesis pairs with an entailment export "
         "(`attention-zoo train entailment --export DIR`). One line per "
-        "pair: premise<TAB>hypothesis<TAB>label<TAB>probabilities.",
+        "pair: premise<TAB>hypothesis<TAB>label (each class's "
+        "probability).",
         [
             f'{PROG} entailment-snli --premise "A man plays a guitar." '
             '--hypothesis "A man is making music."',
@@ -58,26 +64,78 @@ def main(argv=None):
         )
     for flag in ("premise", "hypothesis"):
         for index, text in enumerate(getattr(args, flag), 1):
-            if not text.strip():
+            # Surely no words; the export refuses the other texts without
+            # any (e.g. only non-breaking spaces), answered below.
+            if _BLANK.fullmatch(text):
                 serving.fail(parser, f"--{flag} {index} is empty: {text!r}")
     serve = serving.load_export(parser, args.directory, "entailment")
     import tensorflow as tf
 
-    outputs = serve(
-        premise=tf.constant(args.premise),
-        hypothesis=tf.constant(args.hypothesis),
-    )
+    try:
+        outputs = serve(
+            premise=tf.constant(args.premise),
+            hypothesis=tf.constant(args.hypothesis),
+        )
+    except tf.errors.InvalidArgumentError as error:
+        serving.fail(parser, _refusal(error.message))
     labels = [label.decode() for label in outputs["label"].numpy()]
     probabilities = outputs["probabilities"].numpy()
     for premise, hypothesis, label, row in zip(
         args.premise, args.hypothesis, labels, probabilities
     ):
-        shares = " ".join(f"{p:.3f}" for p in row)
-        print(f"{premise}\t{hypothesis}\t{label}\t{shares}")
+        print(f"{premise}\t{hypothesis}\t{label} ({class_shares(row)})")
+    serving.warn_truncated(
+        parser,
+        [f"pair {row + 1}" for row in serving.truncated_rows(outputs)],
+        _cut(serving.input_limits(parser, args.directory)),
+    )
     if args.plot:
         _plot(args, outputs["alignment"].numpy()[0], labels[0])
     sys.stdout.flush()
     return 0
+
+
+# What the tokenizer surely reads as no words: RE2's `\s`, its separator.
+_BLANK = re.compile(r"[\t\n\f\r ]*")
+_FAILED = "assertion failed:"
+# The export's refusal: the input's name and the batch positions.
+_EMPTY = re.compile(
+    r"`(premise|hypothesis)` must not be empty.*?\] \[([\d ]+)\]"
+)
+
+
+def class_shares(probabilities):
+    """`entailment 0.611, neutral 0.314, contradiction 0.075`: each
+    class's probability beside its name (columns in `LABELS` order)."""
+    from applications.entailment.examples import LABELS
+
+    return ", ".join(
+        f"{name} {p:.3f}" for name, p in zip(LABELS, probabilities)
+    )
+
+
+def _refusal(message):
+    """The export's refusal of a sentence as one line naming its flags
+    (`--premise 2`), or what its assertion says."""
+    found = _EMPTY.search(message)
+    if found is None:
+        said = [line for line in message.splitlines() if _FAILED in line]
+        line = said[0] if said else message.strip().splitlines()[0]
+        return line.split(_FAILED, 1)[-1].strip()
+    name = found.group(1)
+    flags = ", ".join(f"--{name} {int(p) + 1}" for p in found.group(2).split())
+    return f"{flags}: no words (empty or whitespace only)"
+
+
+def _cut(limits):
+    """What the warning says of a cut pair, with the export's limit."""
+    read = "its first tokens"
+    if "premise_tokens" in limits:
+        read = f"its first {limits['premise_tokens']} tokens"
+    return (
+        "the premise or the hypothesis is longer than the model reads: "
+        f"it was cut to {read} (the model card's input limits)"
+    )
 
 
 def _plot(args, alignment, label):

@@ -7,8 +7,12 @@ from applications.common import warmup_texts
 from applications.common.search_serving import SearchServingModule
 from applications.common.search_serving import best_hypothesis
 from applications.common.search_serving import n_best_outputs
-from applications.translation import data
 from applications.translation.decoding import TranslationAdapter
+from applications.translation.sentences import join_attention
+from applications.translation.sentences import join_scores
+from applications.translation.sentences import join_texts
+from applications.translation.sentences import sentence_seeds
+from applications.translation.sentences import split_texts
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
 
@@ -17,19 +21,28 @@ class TranslationServingModule(SearchServingModule):
     """Tokenizers, model weights and the decoder in one module.
 
     `serve(text)`: `text` tf.string `(B,)` -> `translation` tf.string
-    `(B,)` and `attention` float32 `(B, target_len, source_len)`, where
+    `(B,)`, `attention` float32 `(B, target_len, source_len)`, where
     `target_len` is the longest generated translation of the batch (END
-    included) and `source_len` the longest tokenized source (at most
-    `max_length`: longer texts are cut). A text without tokens (empty or
-    whitespace) gives `""` and zero attention. The search is
+    included) and `source_len` the longest tokenized source, and
+    `truncated` bool `(B,)`. A text longer than the model reads
+    (`max_length` tokens) is translated sentence by sentence in the graph
+    (`applications.translation.sentences`): the translations joined with
+    one space, the attention block-diagonal (each sentence's map over its
+    own tokens, in order); `truncated` says that some of a text was still
+    not read (a sentence longer than `max_length` tokens, cut; more than
+    `sentences.MAX_SENTENCES` sentences). A text that fits is read whole,
+    as it always was. A text without tokens (empty or whitespace) gives
+    `""` and zero attention. The search is
     `Translator.decode` (`attention_zoo.decoding.decode`), XLA-compiled
     when `jit_compile`, with the options given here (see
     `SearchServingModule`). With `num_results = N > 1` (at most the beam
     size) it also returns `translations` tf.string `(B, N)` and `scores`
-    float32 `(B, N)`: the beam's `N` best, best first, for reranking;
+    float32 `(B, N)`: the beam's `N` best, best first, for reranking
+    (of a split text: each sentence's `k`-th best joined, scores summed);
     `translation` and `attention` are the best one's. With `sampling` it
     also returns `seed` int64 `(B,)`, and `seeded(text, seed)` draws
-    with the given seeds.
+    with the given seeds (sentence `j` of a split text with its seed plus
+    `j`).
     """
 
     def __init__(
@@ -63,27 +76,31 @@ class TranslationServingModule(SearchServingModule):
         return self.search_outputs(text)
 
     def outputs(self, text, seed):
-        source_ids = data.encode_sources(
-            self.source_tokenizer, text, self._max_length
-        )
-        # A text without tokens comes back with length 0 and PAD tokens
-        # (see `Translator.decode`): "" and zero attention.
-        results = self.decode(source_ids, seed)
+        batch = tf.shape(text)[0]
+        sentences = split_texts(self.source_tokenizer, text, self._max_length)
+        if seed is not None:
+            seed = sentence_seeds(seed, sentences)
+        # A sentence without tokens comes back with length 0 and PAD
+        # tokens (see `Translator.decode`): "" and zero attention.
+        results = self.decode(sentences.source_ids, seed)
         result = best_hypothesis(results, self.num_results)
-        length = tf.reduce_max(
-            tf.concat([result["lengths"], tf.zeros([1], tf.int32)], 0)
-        )
-        tokens = result["tokens"][:, :length]
+        rows = sentences.rows
+        translations = self.target_tokenizer.detokenize(result["tokens"])
         outputs = {
-            "translation": self.target_tokenizer.detokenize(tokens),
-            "attention": tf.cast(result["attention"][:, :length], "float32"),
+            "translation": join_texts(translations, rows, batch),
+            "attention": join_attention(
+                result["attention"], result["lengths"], sentences, batch
+            ),
+            "truncated": sentences.truncated,
         }
         if self.num_results > 1:
-            outputs.update(
-                n_best_outputs(
-                    results, self.target_tokenizer.detokenize, "translations"
-                )
+            n_best = n_best_outputs(
+                results, self.target_tokenizer.detokenize, "translations"
             )
+            outputs["translations"] = join_texts(
+                n_best["translations"], rows, batch
+            )
+            outputs["scores"] = join_scores(n_best["scores"], rows, batch)
         return outputs
 
 
@@ -105,11 +122,19 @@ def export_translation(
 ):
     """Writes `translator` as a SavedModel to `path`, atomically.
 
-    The `serving_default` signature takes `text` (tf.string `[None]`, cut
-    to `max_length` tokens; invalid UTF-8 bytes read as U+FFFD) and
-    returns `translation` (tf.string `[None]`, `""` for a text without
-    tokens) and `attention` (float32 `[None, target_len, source_len]`);
-    tokenization and detokenization run inside the graph. The decoding
+    The `serving_default` signature takes `text` (tf.string `[None]`;
+    invalid UTF-8 bytes read as U+FFFD) and returns `translation`
+    (tf.string `[None]`, `""` for a text without tokens), `attention`
+    (float32 `[None, target_len, source_len]`) and `truncated` (bool
+    `[None]`); tokenization, sentence splitting and detokenization run
+    inside the graph. A text longer than `max_length` tokens is
+    translated sentence by sentence, and `truncated` is true for a text
+    of which some was still not read: a sentence longer than
+    `max_length` tokens (cut), more than `sentences.MAX_SENTENCES`
+    sentences, or more characters than that many sentences can hold
+    (cut before tokenization, so a huge request costs little). See
+    `TranslationServingModule` and `applications.translation.sentences`;
+    the metadata's `input_limits` give the numbers. The decoding
     loop is compiled with XLA when `jit_compile` (`None`: when a GPU is
     visible); `beam_size`, `length_penalty` and `coverage_penalty` are
     the search's (see `Translator.translate`). With `num_results = N > 1`
@@ -129,8 +154,8 @@ def export_translation(
     Loading needs only TensorFlow and TensorFlow Text's ops. The folder
     appears only once complete, with the config, the vocabularies and
     `metadata.json` (with `metrics`, `data_fingerprint` and the search
-    under `decoding`, see `attention_zoo.export.save_export`); an
-    existing one is replaced.
+    under `decoding`, see `attention_zoo.export.save_export`, which
+    never replaces an existing version).
 
     Returns:
         `path`.
@@ -156,7 +181,7 @@ def warmup_inputs(translator):
     """`serving_default` inputs that meet every source-length bucket of
     the export once: one `text` (batch 1) per bucket of
     `TranslationAdapter.length_multiple` (8) tokens up to the config's
-    `max_length` (longer texts are cut), of vocabulary words that the
+    `max_length` (longer texts are split), of vocabulary words that the
     source tokenizer turns into the bucket's longest length (see
     `applications.common.warmup_texts`)."""
     lengths = warmup_texts.bucket_lengths(

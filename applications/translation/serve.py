@@ -4,9 +4,12 @@ MODEL is a shipped model's name (`translation-spa-eng`, see
 `attention-zoo models`), a version folder (`saved_models/translation/3`)
 or the folder that holds the versions, in which case the highest version
 is used. Only
-TensorFlow and TensorFlow Text are needed, as in TF Serving. Another
-application's export, a folder without one and an empty text are refused
-with one line naming them (exit code 2).
+TensorFlow and TensorFlow Text are needed, as in TF Serving. A text longer
+than the model reads is translated sentence by sentence by the export; one
+of which some was still not read (a sentence longer than the model card's
+`text_tokens`, or too many sentences) is said on stderr in one line
+naming it. Another application's export, a folder without one and an
+empty text are refused with one line naming them (exit code 2).
 """
 
 import sys
@@ -47,4 +50,21 @@ def main(argv=None):
     for text, translation in zip(args.texts, outputs["translation"].numpy()):
         print(f"{text}\t{translation.decode('utf-8')}")
     sys.stdout.flush()
+    cut = [f"text {row + 1}" for row in serving.truncated_rows(outputs)]
+    if cut:
+        limits = serving.input_limits(parser, args.directory)
+        serving.warn_truncated(parser, cut, _cut(limits))
     return 0
+
+
+def _cut(limits):
+    """What the warning says of a text the export did not read whole."""
+    tokens, count = limits.get("text_tokens"), limits.get("sentences")
+    what = f"{tokens} tokens" if tokens else "what the model reads"
+    said = f"a sentence is longer than {what}"
+    if count:
+        said += f" or there are more than {count} sentences"
+    return (
+        f"{said}: only what the model read is translated (the model "
+        "card's input limits)"
+    )

@@ -1,11 +1,14 @@
 """`Translator`: tokenizers, model and compiled decoding in one object."""
 
 import json
+import logging
+import random
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from applications.common import text_limits
 from applications.common.bundle import SavedBundle
 from applications.common.hypotheses import hypothesis_arrays
 from applications.common.hypotheses import per_input
@@ -14,10 +17,13 @@ from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
+from applications.translation import sentences
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
 from applications.translation.model import make_decoder
 from attention_zoo import decoding
+
+logger = logging.getLogger(__name__)
 
 
 class Translator(SavedBundle):
@@ -71,10 +77,19 @@ class Translator(SavedBundle):
         self.target_tokenizer = target_tokenizer
 
     def input_limits(self):
-        """Source tokens read (the rest is cut) and tokens generated."""
+        """Source tokens read per sentence (the rest is cut), sentences
+        read per text (a text longer than `text_tokens` is translated
+        sentence by sentence), characters read per text (cut before it
+        is tokenized) and tokens generated per sentence; see
+        `applications.translation.sentences`."""
+        max_length = self.config.max_length
         return {
-            "text_tokens": self.config.max_length,
-            "translation_tokens": self.config.max_length + 1,
+            "text_tokens": max_length,
+            "sentences": sentences.MAX_SENTENCES,
+            "text_characters": text_limits.characters_read(
+                sentences.max_text_tokens(max_length)
+            ),
+            "translation_tokens": max_length + 1,
         }
 
     # -- training ---------------------------------------------------------
@@ -232,6 +247,7 @@ class Translator(SavedBundle):
         top_p=None,
         seed=None,
         return_scores=False,
+        return_truncated=False,
     ):
         """Translates a list of strings.
 
@@ -246,26 +262,45 @@ class Translator(SavedBundle):
         of each text, best first (ranked by the normalized score). See
         `attention_zoo.decoding.decode`.
 
+        A text longer than the model reads (`config.max_length` tokens) is
+        translated sentence by sentence, as the export does
+        (`applications.translation.sentences`): the sentences'
+        translations joined with one space (the `N` best: each sentence's
+        `k`-th best, joined; scores summed), sentence `j` of a text
+        sampled with its seed plus `j`. A text of which some was still not
+        read (a sentence longer than `max_length` tokens, more than
+        `sentences.MAX_SENTENCES` sentences) is logged as a warning, or
+        with `return_truncated=True` returned as a flag instead.
+
         Returns:
             A list of strings; with `num_results > 1` a list (per text)
             of `N` strings. With `return_attention=True` also, in the same
             nesting, float32 arrays `(target_tokens, source_tokens)` cut
             to the generated target tokens (END included) and the source
-            tokens; with `return_scores=True` also the log-probabilities
-            (float, sum over the generated tokens, END included). Several
-            are returned as a tuple in that order.
+            tokens (block by block, per sentence, for a split text); with
+            `return_scores=True` also the log-probabilities (float, sum
+            over the generated tokens, END included); with
+            `return_truncated=True` also a list of bools (per text: some
+            of it was not read). Several are returned as a tuple in that
+            order.
         """
         if isinstance(texts, str):
             raise TypeError("`texts` must be a list of strings, not a str.")
         texts = list(texts)
         self.require_model()
+        wanted = [return_attention, return_scores, return_truncated]
         if not texts:
-            wanted = bool(return_attention) + bool(return_scores)
-            extras = [[] for _ in range(wanted)]
-            return return_value([], *extras)
-        source_ids = self.source_ids(texts)
+            return return_value([], *[[] for want in wanted if want])
+        split = sentences.split_texts(
+            self.source_tokenizer,
+            tf.constant(texts, tf.string),
+            self.config.max_length,
+        )
+        rows = split.rows.numpy()
+        if len(rows) != len(texts):  # some text was split
+            seed = _sentence_seeds(seed, split, len(texts))
         result = self.decode(
-            source_ids,
+            split.source_ids,
             beam_size,
             length_penalty,
             coverage_penalty=coverage_penalty,
@@ -277,24 +312,40 @@ class Translator(SavedBundle):
             seed=seed,
         )
         found = hypothesis_arrays(result, num_results)
-        batch, count, steps = found["tokens"].shape
+        count, hypotheses, steps = found["tokens"].shape
         strings = self.target_tokenizer.detokenize(
-            np.reshape(found["tokens"], (batch * count, steps))
+            np.reshape(found["tokens"], (count * hypotheses, steps))
         )
-        translations = [s.decode("utf-8") for s in strings.numpy()]
+        joined = sentences.join_texts(
+            tf.reshape(strings, (count, hypotheses)), rows, len(texts)
+        )
+        translations = [s.decode("utf-8") for s in joined.numpy().ravel()]
+        truncated = [bool(x) for x in split.truncated.numpy()]
         extras = []
         if return_attention:
-            source_lengths = np.sum(np.asarray(source_ids) != 0, axis=1)
-            lengths, attention = found["lengths"], found["attention"]
-            maps = [
-                attention[i, j, : lengths[i, j], : source_lengths[i]]
-                for i in range(batch)
-                for j in range(count)
-            ]
-            extras.append(per_input(maps, num_results))
+            source_lengths = np.sum(np.asarray(split.source_ids) != 0, axis=1)
+            extras.append(
+                per_input(
+                    _joined_maps(found, source_lengths, rows, len(texts)),
+                    num_results,
+                )
+            )
         if return_scores:
-            scores = [float(x) for x in found["scores"].reshape(-1)]
-            extras.append(per_input(scores, num_results))
+            scores = np.zeros((len(texts), hypotheses), "float64")
+            np.add.at(scores, rows, found["scores"])
+            extras.append(per_input(scores.ravel().tolist(), num_results))
+        if return_truncated:
+            extras.append(truncated)
+        elif any(truncated):
+            cut = ", ".join(str(i) for i, x in enumerate(truncated) if x)
+            logger.warning(
+                "translate: texts %s (0-based) have a sentence longer than "
+                "the model reads (%d tokens) or more than %d sentences: "
+                "only what it read is translated",
+                cut,
+                self.config.max_length,
+                sentences.MAX_SENTENCES,
+            )
         return return_value(per_input(translations, num_results), *extras)
 
     def explain(self, text, beam_size=1, length_penalty=0.6):
@@ -402,3 +453,46 @@ class Translator(SavedBundle):
 
     def describe(self):
         return json.loads(self.config.to_json())
+
+
+def _sentence_seeds(seed, split, count):
+    """`translate`'s `seed` for `count` texts as one int64 seed per
+    sentence of `split` (see `sentences.sentence_seeds`)."""
+    if seed is None:
+        seed = random.getrandbits(32)
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seed = int(seed) + np.arange(count)
+    seed = np.asarray(seed)
+    if seed.shape != (count,) or not np.issubdtype(seed.dtype, np.integer):
+        raise ValueError(
+            "`seed` must be an int, an integer tensor of one seed per "
+            f"text ({count} texts), or None. Received: seed={seed!r}"
+        )
+    return sentences.sentence_seeds(tf.constant(seed, tf.int64), split)
+
+
+def _joined_maps(found, source_lengths, rows, count):
+    """`B * N` attention maps `(target_tokens, source_tokens)`, text-major:
+    each text's sentences' maps (of `found`, `hypothesis_arrays`) placed
+    block by block, in sentence order."""
+    lengths, attention = found["lengths"], found["attention"]
+    maps = []
+    for text in range(count):
+        members = np.flatnonzero(rows == text)
+        for rank in range(lengths.shape[1]):
+            blocks = [
+                attention[i, rank, : lengths[i, rank], : source_lengths[i]]
+                for i in members
+            ]
+            joined = np.zeros(
+                tuple(map(sum, zip(*(b.shape for b in blocks)))), "float32"
+            )
+            row = column = 0
+            for block in blocks:
+                rows_here, columns_here = block.shape
+                joined[
+                    row : row + rows_here, column : column + columns_here
+                ] = block
+                row, column = row + rows_here, column + columns_here
+            maps.append(joined)
+    return maps

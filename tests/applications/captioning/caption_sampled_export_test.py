@@ -86,7 +86,13 @@ emit({{
 }})
 """
     )
-    assert served["outputs"] == ["attention", "caption", "seed", "tokens"]
+    assert served["outputs"] == [
+        "attention",
+        "caption",
+        "seed",
+        "tokens",
+        "truncated",
+    ]
     assert served["again"] == served["drawn"]
     assert served["mine"] == expected
 

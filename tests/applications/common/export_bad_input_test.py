@@ -32,22 +32,29 @@ BATCH = 512
 LONG_WORDS = 10_000
 # Output name -> dtype of each application's signature.
 OUTPUTS = {
-    "translation": {"translation": tf.string, "attention": tf.float32},
+    "translation": {
+        "translation": tf.string,
+        "attention": tf.float32,
+        "truncated": tf.bool,
+    },
     "entailment": {
         "probabilities": tf.float32,
         "label": tf.string,
         "alignment": tf.float32,
+        "truncated": tf.bool,
     },
     "captioning": {
         "caption": tf.string,
         "attention": tf.float32,
         "tokens": tf.string,
+        "truncated": tf.bool,
     },
     "ehr": {
         "risk": tf.float32,
         "event_attention": tf.float32,
         "note_tokens": tf.string,
         "note_attention": tf.float32,
+        "truncated": tf.bool,
     },
 }
 SENTENCE = "small cow helps boat"
@@ -165,7 +172,10 @@ def _translation_is_cut_to_the_limit(outputs, serve, limits):
     # Every word is at least one token: the first `limit` words are cut to
     # the same tokens.
     cut = " ".join(_long_text(SENTENCE.split()).split()[:limit])
-    _assert_same(outputs, serve(text=_strings(cut)))
+    assert outputs.pop("truncated").tolist() == [True]
+    read = serve(text=_strings(cut))
+    assert read.pop("truncated").tolist() == [False]
+    _assert_same(outputs, read)
 
 
 def _translation_replaces_invalid_utf8(outputs, serve, limits):
@@ -192,33 +202,14 @@ def _entailment(premises, hypotheses):
     }
 
 
-def _classified_without_words(outputs, serve, limits):
-    assert outputs["alignment"].shape == (1, 0, 0)
-    np.testing.assert_allclose(outputs["probabilities"].sum(-1), 1, 1e-5)
-
-
-def _whitespace_classified_alone(outputs, serve, limits):
-    alone = serve(premise=_strings(PREMISE), hypothesis=_strings(HYPOTHESIS))
-    m, n = alone["alignment"].shape[1:]
-    np.testing.assert_allclose(
-        outputs["probabilities"][1], alone["probabilities"][0], atol=1e-5
-    )
-    np.testing.assert_allclose(
-        outputs["alignment"][1, :m, :n], alone["alignment"][0], atol=1e-5
-    )
-    empty = serve(premise=_strings(" \t"), hypothesis=_strings("\n"))
-    np.testing.assert_allclose(
-        outputs["probabilities"][0], empty["probabilities"][0], atol=1e-5
-    )
-    assert not outputs["alignment"][0].any()
-
-
 def _entailment_is_cut_to_the_limit(outputs, serve, limits):
     rows, columns = limits["premise_tokens"], limits["hypothesis_tokens"]
     assert outputs["alignment"].shape == (1, rows, columns)
+    assert outputs.pop("truncated").tolist() == [True]
     premise = " ".join(_long_text(PREMISE.split()).split()[:rows])
     hypothesis = " ".join(_long_text(HYPOTHESIS.split()).split()[:columns])
     cut = serve(premise=_strings(premise), hypothesis=_strings(hypothesis))
+    assert cut.pop("truncated").tolist() == [False]
     _assert_same(outputs, cut)
 
 
@@ -391,6 +382,8 @@ def _note_is_cut_to_the_limit(outputs, serve, limits):
     # The last `limit` words (at least one token each) keep the same tokens.
     words = _long_text(["hypotensive", "overnight"]).split()
     cut = serve(**_patient(["lab:lactate"], note=" ".join(words[-limit:]))())
+    assert outputs.pop("truncated").tolist() == [True]
+    cut.pop("truncated")  # its words too may be more tokens than read
     _assert_same(outputs, cut)
 
 
@@ -405,6 +398,7 @@ def _events_are_cut_to_the_limit(outputs, serve, limits):
     assert read.min() >= count - limit, read
     cut = _patient(MANY_CODES[-limit:], times=MANY_TIMES[-limit:])
     last = serve(**cut())
+    assert outputs["truncated"].tolist() == [True]
     np.testing.assert_allclose(outputs["risk"], last["risk"], atol=1e-6)
     np.testing.assert_allclose(
         outputs["event_attention"][0, -limit:],
@@ -480,13 +474,19 @@ CASES = [
         "entailment",
         "empty strings",
         _entailment([""], [""]),
-        _classified_without_words,
+        r"`premise` must not be empty .*\[0\]",
     ),
     Case(
         "entailment",
         "whitespace only",
-        _entailment([" \t", PREMISE], ["\n", HYPOTHESIS]),
-        _whitespace_classified_alone,
+        _entailment([PREMISE, " \t"], [HYPOTHESIS, "\n"]),
+        r"`premise` must not be empty .*\[1\]",
+    ),
+    Case(
+        "entailment",
+        "empty hypothesis",
+        _entailment([PREMISE, PREMISE], [HYPOTHESIS, "\u00a0"]),
+        r"`hypothesis` must not be empty .*\[1\]",
     ),
     Case(
         "entailment",
@@ -708,6 +708,8 @@ def _assert_well_formed(application, outputs, batch):
         assert value.shape[0] == batch, name
         if dtype == tf.string:
             assert value.dtype == object, name
+        elif dtype == tf.bool:
+            assert value.dtype == bool, name
         else:
             assert value.dtype == np.float32, name
             assert np.isfinite(value).all(), name

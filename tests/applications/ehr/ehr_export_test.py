@@ -99,6 +99,7 @@ emit({{
         "event_attention": "float32",
         "note_attention": "float32",
         "note_tokens": "string",
+        "truncated": "bool",
     }
     np.testing.assert_allclose(served["risk"], expected["risk"], atol=1e-5)
     event_attention = np.array(served["event_attention"])

@@ -136,8 +136,10 @@ def test_save_and_load_predict_alike(classifier, generated, tmp_path):
 def test_export_serves_the_same_predictions_without_the_project(
     classifier, generated, tmp_path
 ):
-    premises = generated.premises[:4] + [""]
-    hypotheses = generated.hypotheses[:4] + ["   "]
+    # A one-word pair; an empty sentence is refused by the export
+    # (`entailment_export_test.py`).
+    premises = generated.premises[:4] + ["dog"]
+    hypotheses = generated.hypotheses[:4] + ["a"]
     expected = classifier.predict(premises, hypotheses)
     path = str(tmp_path / "entailment" / "1")
     classifier.export(path)
@@ -158,7 +160,12 @@ emit({{
 """
     )
     assert served["inputs"] == ["hypothesis", "premise"]
-    assert served["outputs"] == ["alignment", "label", "probabilities"]
+    assert served["outputs"] == [
+        "alignment",
+        "label",
+        "probabilities",
+        "truncated",
+    ]
     assert served["label"] == expected["labels"]
     np.testing.assert_allclose(
         served["probabilities"], expected["probabilities"], atol=1e-5

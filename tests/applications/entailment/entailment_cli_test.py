@@ -60,13 +60,16 @@ def test_train_on_generated_data_exports_and_predicts(tmp_path, capsys):
     ]
     assert cli.main(argv) == 0
     line = capsys.readouterr().out.splitlines()[0]
-    premise, hypothesis, label, shares = line.split("\t")
+    premise, hypothesis, answer = line.split("\t")
     assert (premise, hypothesis) == (
         example.premises[0],
         example.hypotheses[0],
     )
+    label, shares = answer[:-1].split(" (")
     assert label in LABELS
-    assert abs(sum(float(p) for p in shares.split()) - 1.0) < 1e-2
+    shares = [share.split() for share in shares.split(", ")]
+    assert [name for name, _ in shares] == list(LABELS)
+    assert abs(sum(float(p) for _, p in shares) - 1.0) < 1e-2
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 

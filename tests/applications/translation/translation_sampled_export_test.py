@@ -123,6 +123,7 @@ def test_an_export_that_draws_nothing_has_no_seeds(translator, search):
     assert set(module.serve(tf.constant(["a b"]))) == {
         "translation",
         "attention",
+        "truncated",
     }
 
 
@@ -166,7 +167,12 @@ emit({{
     )
     assert served["signatures"] == ["seeded", "serving_default"]
     assert served["seeded_inputs"] == ["seed", "text"]
-    assert served["outputs"] == ["attention", "seed", "translation"]
+    assert served["outputs"] == [
+        "attention",
+        "seed",
+        "translation",
+        "truncated",
+    ]
     assert served["again"] == served["drawn"]
     assert served["mine"] == expected
     assert served["part"] == expected[2:4]
