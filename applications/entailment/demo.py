@@ -18,8 +18,15 @@ def _example(settings):
 
 
 def _describe(example, outputs):
-    probability = max(outputs["probabilities"][0])
-    return f"{outputs['label'][0]} (p={probability:.2f})"
+    """`entailment (entailment 0.611, neutral 0.314, contradiction
+    0.075)`: the label, then each class's probability by name."""
+    from applications.entailment.examples import LABELS
+
+    shares = ", ".join(
+        f"{name} {p:.3f}"
+        for name, p in zip(LABELS, outputs["probabilities"][0])
+    )
+    return f"{outputs['label'][0]} ({shares})"
 
 
 def _shipped(model, examples, pictures):

@@ -2,6 +2,7 @@
 gathers the pictures and prints the summary table."""
 
 import json
+import os
 import sys
 import types
 
@@ -10,10 +11,12 @@ import pytest
 from applications import cli
 from applications import registry
 from applications import zoo
+from applications.demo import shipped
 from applications.demo import table
 from applications.entailment.data import LABELS
 
 PNG = b"\x89PNG"
+CAPTIONER = "captioning-flickr8k"
 
 
 def _run_demo(out, *flags):
@@ -131,8 +134,77 @@ def test_table_aligns_columns_and_cuts_long_outputs():
     column = lines[0].index("metric")
     assert lines[2][column] == "1" and lines[3][column] == "2"
     assert path in lines[2]  # paths are never cut
-    assert lines[2].endswith("...") and len(lines[2].split()[-1]) == 60
+    assert lines[2].endswith("...")
+    assert len(lines[2].split()[-1]) == table.MAX_LAST
     assert lines[3].endswith("z z")
+
+
+def test_shipped_captioner_opens_with_a_typical_photo(
+    tmp_path, capsys, monkeypatch
+):
+    """The demo's first shipped output is a photo of the kind Flickr8k
+    holds, said to be an example; the cat comes second, said to be unlike
+    the training photos; the summary row holds the caption, not a path."""
+    (model,) = [m for m in zoo.shipped_models() if m.name == CAPTIONER]
+    monkeypatch.setattr(zoo, "shipped_models", lambda: [model])
+    (row,) = shipped.show_shipped_models(str(tmp_path))
+    out = capsys.readouterr().out
+    assert not row.get("failed"), row
+    lines = out.splitlines()
+    assert lines[0] == shipped.SAID_FIRST and "not chosen successes" in out
+    notes = [line for line in lines if line.startswith("  ")]
+    assert notes[0].startswith("  riders-on-beach.jpg: a photo like Flickr8k")
+    assert notes[1].startswith("  chelsea.png: a cat indoors")
+    answers = [line for line in lines if "\t" in line]
+    assert [os.path.basename(a.split("\t")[0]) for a in answers] == [
+        "riders-on-beach.jpg",
+        "chelsea.png",
+    ]
+    caption = answers[0].split("\t")[1]
+    assert row["output"] == caption and caption.endswith(".")
+    assert os.sep not in row["output"] and ".jpg" not in row["output"]
+    assert len(row["pictures"]) == 2
+    for path in row["pictures"]:
+        with open(path, "rb") as f:
+            assert f.read(4) == PNG, path
+
+
+def test_example_images_are_small_and_licensed():
+    with open(os.path.join(shipped.EXAMPLES_DIR, "LICENSE.md")) as f:
+        license_text = " ".join(f.read().split())
+    images = sorted(
+        name
+        for name in os.listdir(shipped.EXAMPLES_DIR)
+        if name != "LICENSE.md"
+    )
+    assert images == ["chelsea.png", "riders-on-beach.jpg"]
+    for name in images:
+        assert f"`{name}`" in license_text, name
+        size = os.path.getsize(os.path.join(shipped.EXAMPLES_DIR, name))
+        assert size < (64_000 if name.endswith(".jpg") else 300_000), name
+    assert "CC BY 2.0" in license_text and "CC0" in license_text
+    for examples in shipped.DEMO_EXAMPLES.values():
+        for inputs, note in examples:
+            assert note and inputs["image"] in images
+
+
+def test_shipped_rows_show_the_answer_with_class_names():
+    line = (
+        "A man is playing a guitar on stage.\tA man is performing music."
+        "\tentailment (entailment 0.513, neutral 0.411, contradiction 0.076)"
+    )
+    cell = shipped.answer(line)
+    assert cell == (
+        "entailment (entailment 0.513, neutral 0.411, contradiction 0.076)"
+    )
+    assert shipped.answer("/a/b/photo.jpg\ta dog runs.") == "a dog runs."
+    lines = table.format_table([["entailment-snli", "-", "-", "-", cell]])
+    assert lines.splitlines()[-1].endswith(cell)  # never cut
+    recipe = registry.get("entailment").demo_recipe()
+    outputs = {"label": ["neutral"], "probabilities": [[0.2, 0.7, 0.1]]}
+    assert recipe.describe(None, outputs) == (
+        "neutral (entailment 0.200, neutral 0.700, contradiction 0.100)"
+    )
 
 
 @pytest.mark.slow
