@@ -1,5 +1,7 @@
 """`EntailmentClassifier`: tokenizer, model and metrics in one object."""
 
+import logging
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -15,6 +17,8 @@ from applications.entailment.examples import EntailmentExamples
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
 from attention_zoo.decoding import buckets
+
+logger = logging.getLogger(__name__)
 
 
 class EntailmentClassifier(SavedBundle):
@@ -131,6 +135,14 @@ class EntailmentClassifier(SavedBundle):
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
         )
+
+    def token_counts(self, texts):
+        """The tokens of each of `texts` (int array `(B,)`), before the
+        model's `max_length` cut."""
+        if not len(texts):
+            return np.zeros((0,), "int64")
+        ids = self.tokenizer.tokenize(tf.convert_to_tensor(texts, tf.string))
+        return ids.row_lengths().numpy()
 
     def ids(self, texts):
         """Padded int32 ids `(B, T)` of a list (or tensor) of strings."""
@@ -283,9 +295,43 @@ class EntailmentClassifier(SavedBundle):
             models, `alignment`: a list of float32 arrays `(premise_tokens,
             hypothesis_tokens)`, row `i` the weights of premise token `i`
             over the hypothesis tokens; and `premise_tokens` /
-            `hypothesis_tokens`, lists of token lists (str).
+            `hypothesis_tokens`, lists of token lists (str); `truncated`
+            (list of bool): whether the premise or the hypothesis was
+            longer than the `max_length` tokens the model reads (it was
+            cut, as the export cuts it; a warning is logged).
+
+        Raises:
+            ValueError: a premise or hypothesis without words (empty or
+                whitespace only), naming its positions, as the export and
+                `attention-zoo predict` refuse it.
         """
         premises, hypotheses = _pair_lists(premises, hypotheses)
+        self.require_model()
+        counts = {
+            name: self.token_counts(texts)
+            for name, texts in (
+                ("premises", premises),
+                ("hypotheses", hypotheses),
+            )
+        }
+        for name, count in counts.items():
+            empty = np.flatnonzero(count == 0).tolist()
+            if empty:
+                raise ValueError(
+                    f"`{name}` must not be empty or whitespace only; these "
+                    f"positions are: {empty}"
+                )
+        truncated = (
+            (counts["premises"] > self.config.max_length)
+            | (counts["hypotheses"] > self.config.max_length)
+        ).tolist()
+        if any(truncated):
+            logger.warning(
+                "pairs %s: the premise or the hypothesis is longer than the "
+                "%d tokens the model reads: it was cut",
+                np.flatnonzero(truncated).tolist(),
+                self.config.max_length,
+            )
         predict = self.predict_function()
         probabilities, alignments, premise_tokens, hypothesis_tokens = (
             [],
@@ -319,6 +365,7 @@ class EntailmentClassifier(SavedBundle):
             "probabilities": probabilities,
             "premise_tokens": premise_tokens,
             "hypothesis_tokens": hypothesis_tokens,
+            "truncated": truncated,
         }
         if self.config.attention:
             output["alignment"] = alignments

@@ -47,7 +47,7 @@ def test_config_checks_and_json_round_trip():
 def test_predict_returns_labels_probabilities_and_alignment(
     classifier, generated
 ):
-    premises = generated.premises[:5] + [""]
+    premises = generated.premises[:5] + ["dog"]  # one token
     hypotheses = generated.hypotheses[:5] + ["a dog"]
     result = classifier.predict(premises, hypotheses)
     assert len(result["labels"]) == 6
@@ -202,6 +202,12 @@ def test_bad_input_gives_clear_errors(classifier, generated, tmp_path):
         classifier.evaluate([("a", "b", 0)])
     with pytest.raises(ValueError, match="no model"):
         EntailmentClassifier(TINY).predict(["a"], ["b"])
+    # The export's and the CLI's contract: no empty sentence, no silent cut.
+    with pytest.raises(ValueError, match=r"`hypotheses`.*: \[1\]"):
+        classifier.predict(["a dog", "a cat"], ["an animal", " \u00a0 "])
+    long = " ".join(["dog"] * (classifier.config.max_length + 1))
+    result = classifier.predict(["a dog", long], ["an animal", "a cat"])
+    assert result["truncated"] == [False, True]
     path = str(tmp_path / "export")
     classifier.export(path)
     serve = tf.saved_model.load(path).signatures["serving_default"]
