@@ -92,6 +92,21 @@ def _parser():
 
 
 def main(argv=None):
+    """Runs a job; a file it cannot write (a full disk) ends it with one
+    line naming the file and exit code 1, not a traceback."""
+    try:
+        return _main(argv)
+    except OSError as error:
+        # Looked up, not imported: importing the package loads TensorFlow,
+        # and a `WriteError` was raised only where it is loaded.
+        atomic_file = sys.modules.get("attention_zoo.export.atomic_file")
+        if atomic_file is None or not isinstance(error, atomic_file.WriteError):
+            raise
+        print(f"attention-zoo: error: {error}", file=sys.stderr)
+        return 1
+
+
+def _main(argv=None):
     # Before any job can import TensorFlow: its C++ start-up lines are
     # dropped and later INFO / WARNING ones hidden (users may override).
     startup.quiet_tensorflow_start()

@@ -4,6 +4,8 @@ import os
 
 import numpy as np
 
+from attention_zoo.export.atomic_file import atomic_write
+
 
 def plot_heatmap(
     x_tokens, y_tokens, weights, path, title=None, x_label="", y_label=""
@@ -20,6 +22,10 @@ def plot_heatmap(
 
     Returns:
         `path`.
+
+    Raises:
+        attention_zoo.export.atomic_file.WriteError: `path` could not be
+            written (e.g. a full disk), naming it.
     """
     import matplotlib
 
@@ -43,6 +49,11 @@ def plot_heatmap(
     if title:
         ax.set_title(title)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        # Beside `path`, then renamed: a full disk leaves no cut PNG and
+        # says so in one line (`WriteError`).
+        with atomic_write(path, "wb") as f:
+            fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     return path
