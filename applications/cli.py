@@ -104,6 +104,12 @@ def main(argv=None):
             raise
         print(f"attention-zoo: error: {error}", file=sys.stderr)
         return 1
+    finally:
+        # A command holds its run folder until it ends, also when it runs
+        # in this process (tests, notebooks) rather than its own.
+        run_lock = sys.modules.get("applications.common.run_lock")
+        if run_lock is not None:
+            run_lock.release_run()
 
 
 def _main(argv=None):

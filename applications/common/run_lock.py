@@ -121,6 +121,7 @@ def acquire(directory):
     if key in _held:
         _held[key][1] += 1
         return None
+    created = not os.path.isdir(directory)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, LOCK_FILE)
     while True:
@@ -138,7 +139,7 @@ def acquire(directory):
             os.close(descriptor)
             raise
         _write_record(descriptor)
-        _held[key] = [descriptor, 1]
+        _held[key] = [descriptor, 1, created]
         return stale
 
 
@@ -170,19 +171,24 @@ def _lock(descriptor, directory):
 
 
 def release(directory):
-    """Undoes one `acquire` of `directory`; the last removes the lock."""
+    """Undoes one `acquire` of `directory`; the last removes the lock,
+    and the folder too when `acquire` made it and nothing was written
+    there since (a command refused before it wrote anything)."""
     key = os.path.realpath(directory)
     if key not in _held:
         return
     _held[key][1] -= 1
     if _held[key][1] > 0:
         return
-    descriptor, _ = _held.pop(key)
+    descriptor, _, created = _held.pop(key)
     with contextlib.suppress(OSError):
         path = os.path.join(key, LOCK_FILE)
         if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
             os.remove(path)
     os.close(descriptor)  # drops the flock
+    if created:
+        with contextlib.suppress(OSError):  # not empty: the run's files
+            os.rmdir(key)
 
 
 @contextlib.contextmanager
@@ -205,6 +211,15 @@ def hold_for_run(directory):
         release(_run_folder)
     _run_folder = directory
     return stale
+
+
+def release_run():
+    """Releases the lock `hold_for_run` holds, if any: when a command
+    run in this process ends (`applications.cli.main`)."""
+    global _run_folder
+    if _run_folder is not None:
+        release(_run_folder)
+        _run_folder = None
 
 
 def held(directory):

@@ -252,7 +252,10 @@ def main(argv=None):
     parser = _parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
-        _config(args, not args.data)  # a bad value, before any data is read
+        try:
+            _config(args, not args.data)  # a bad value, before the data
+        except ImportError as error:  # a missing extra: a usage error
+            raise ValueError(str(error)) from None
     with train_flags.usage_errors(parser):
         format = data_format(args)
     if format not in (None, *SPLIT_FORMATS) and (

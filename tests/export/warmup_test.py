@@ -211,6 +211,8 @@ def test_save_export_writes_the_requests_in_the_version(tmp_path):
     ((name, read),) = read_warmup_requests(path)
     served = tf.saved_model.load(path).signatures[name](**read)
     np.testing.assert_array_equal(served["y"], [[2.0, 2.0, 2.0]])
+    # A version is never replaced: the next one, without warm-up requests.
+    path = str(tmp_path / "toy" / "2")
     save_export(StandInBundle("toy"), _Doubling(), path, jit_compile=False)
     assert not os.path.exists(os.path.join(path, WARMUP_FILE))
 
