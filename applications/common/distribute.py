@@ -28,7 +28,8 @@ import os
 
 import tensorflow as tf
 
-STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
+from applications.common.flag_checks import STRATEGIES
+
 BATCH_SIZE_HELP = (
     "examples per replica; a training step takes batch-size x replicas "
     "examples (see --strategy)"

@@ -40,6 +40,11 @@ POSITIVE_INT_FLAGS = (
 FRACTION_FLAGS = ("validation_fraction", "test_fraction", "dropout")
 # Flags naming inputs that must exist and be readable.
 INPUT_PATH_FLAGS = ("data",)
+# `--precision`'s Keras dtype policies (`applications.common.precision`)
+# and `--strategy`'s (`applications.common.distribute`): here, so that
+# they are checked before TensorFlow is imported.
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
 
 
 class FlagParser(argparse.ArgumentParser):

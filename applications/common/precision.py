@@ -20,7 +20,8 @@ import contextlib
 
 import keras
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+from applications.common.flag_checks import PRECISIONS
+
 PRECISION_HELP = (
     "the Keras dtype policy: float32, mixed_bfloat16 (GPUs from Ampere "
     "on, TPUs) or mixed_float16 (older GPUs; loss scaling). A resumed run "

@@ -73,6 +73,8 @@ def precheck(app, argv):
     for flag in ("--learning-rate", "--validation-fraction"):
         parser.add_argument(flag, type=float)
     parser.add_argument("--data")
+    parser.add_argument("--precision", choices=flag_checks.PRECISIONS)
+    parser.add_argument("--strategy", choices=flag_checks.STRATEGIES)
     add_run_arguments(parser, app, "")
     args, _ = parser.parse_known_args(argv)
     flag_checks.check_flag_values(parser, args, app)
