@@ -136,18 +136,19 @@ class EntailmentClassifier(SavedBundle):
             metrics=["accuracy"],
         )
 
-    def token_counts(self, texts):
-        """The tokens of each of `texts` (int array `(B,)`), before the
-        model's `max_length` cut."""
-        if not len(texts):
-            return np.zeros((0,), "int64")
-        ids = self.tokenizer.tokenize(tf.convert_to_tensor(texts, tf.string))
-        return ids.row_lengths().numpy()
+    def pieces(self, texts):
+        """The ids of a list (or tensor) of strings, all of them: a
+        `tf.RaggedTensor` `(B, None)`, before the model's `max_length`
+        cut."""
+        return self.tokenizer.tokenize(tf.convert_to_tensor(texts, tf.string))
+
+    def padded(self, pieces):
+        """Padded int32 ids `(B, T)` of `pieces`, cut to `max_length`."""
+        return pieces[:, : self.config.max_length].to_tensor(PAD_ID)
 
     def ids(self, texts):
         """Padded int32 ids `(B, T)` of a list (or tensor) of strings."""
-        ids = self.tokenizer.tokenize(tf.convert_to_tensor(texts, tf.string))
-        return ids[:, : self.config.max_length].to_tensor(PAD_ID)
+        return self.padded(self.pieces(texts))
 
     def dataset(self, examples, shuffle=False):
         """`({"premise", "hypothesis"}, label)` batches, PAD-filled to the
@@ -307,12 +308,17 @@ class EntailmentClassifier(SavedBundle):
         """
         premises, hypotheses = _pair_lists(premises, hypotheses)
         self.require_model()
-        counts = {
-            name: self.token_counts(texts)
+        # Tokenized once: the counts say what is empty or cut, the
+        # batches below are slices of the same pieces.
+        pieces = {
+            name: self.pieces(texts)
             for name, texts in (
                 ("premises", premises),
                 ("hypotheses", hypotheses),
             )
+        }
+        counts = {
+            name: value.row_lengths().numpy() for name, value in pieces.items()
         }
         for name, count in counts.items():
             empty = np.flatnonzero(count == 0).tolist()
@@ -341,8 +347,8 @@ class EntailmentClassifier(SavedBundle):
         )
         vocabulary = self.tokenizer.vocabulary
         for start in range(0, len(premises), batch_size):
-            a = self.ids(premises[start : start + batch_size])
-            b = self.ids(hypotheses[start : start + batch_size])
+            a = self.padded(pieces["premises"][start : start + batch_size])
+            b = self.padded(pieces["hypotheses"][start : start + batch_size])
             result = predict(a, b)
             probabilities.append(result["probabilities"].numpy())
             a, b = a.numpy(), b.numpy()
