@@ -13,7 +13,8 @@ modules, bundle, generated data, tiny config and demo step through it:
     bundle.fit(*application.fit_arguments(40), verbose=0)
 
 An application package holds the modules it names: `train` (the
-`attention-zoo train NAME` command, a `main(argv)`), `serve` (the command
+`attention-zoo train NAME` command, a `main(argv)`), `flags` (that
+command's `parser()`, which imports no TensorFlow), `serve` (the command
 that runs an export, `attention-zoo SERVE_COMMAND`, a `main(argv)`),
 `synthetic` (generated data, with `fit_arguments(count, seed=0,
 **options)`) and `demo` (its `RECIPE` in `attention-zoo demo`). Nothing is
@@ -64,6 +65,13 @@ class Application:
     def train_module(self):
         """The module of `attention-zoo train NAME` (a `main(argv)`)."""
         return f"{self.package}.train"
+
+    @property
+    def flags_module(self):
+        """The module of `train_module`'s flags: a `parser()` built
+        without TensorFlow, so that `attention-zoo train NAME` checks them
+        first."""
+        return f"{self.package}.flags"
 
     @property
     def serve_module(self):

@@ -30,26 +30,6 @@ import tensorflow as tf
 
 from applications.common.flag_checks import STRATEGIES
 
-BATCH_SIZE_HELP = (
-    "examples per replica; a training step takes batch-size x replicas "
-    "examples (see --strategy)"
-)
-STRATEGY_HELP = (
-    "default: one device; mirrored: every GPU of this machine; "
-    "multi-worker: every GPU of the machines listed in the TF_CONFIG "
-    "environment variable (run the same command on each, with its own "
-    "TF_CONFIG task); tpu: the TPU named by TPU_NAME (default 'local'). "
-    "--batch-size is per replica: the global batch is batch-size x the "
-    "number of replicas"
-)
-
-
-def add_strategy_argument(parser):
-    """Adds `--strategy {default,mirrored,multi-worker,tpu}` to `parser`."""
-    parser.add_argument(
-        "--strategy", choices=STRATEGIES, default="default", help=STRATEGY_HELP
-    )
-
 
 def strategy_from_flag(parser, name):
     """`make_strategy(name)`, or a usage error from `parser` (exit 2).

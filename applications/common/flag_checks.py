@@ -45,6 +45,24 @@ INPUT_PATH_FLAGS = ("data",)
 # they are checked before TensorFlow is imported.
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
+# Their help, and `--batch-size`'s, in every `train APP --help`.
+PRECISION_HELP = (
+    "the Keras dtype policy: float32, mixed_bfloat16 (GPUs from Ampere "
+    "on, TPUs) or mixed_float16 (older GPUs; loss scaling). A resumed run "
+    "keeps the precision it started with"
+)
+STRATEGY_HELP = (
+    "default: one device; mirrored: every GPU of this machine; "
+    "multi-worker: every GPU of the machines listed in the TF_CONFIG "
+    "environment variable (run the same command on each, with its own "
+    "TF_CONFIG task); tpu: the TPU named by TPU_NAME (default 'local'). "
+    "--batch-size is per replica: the global batch is batch-size x the "
+    "number of replicas"
+)
+BATCH_SIZE_HELP = (
+    "examples per replica; a training step takes batch-size x replicas "
+    "examples (see --strategy)"
+)
 
 
 class FlagParser(argparse.ArgumentParser):

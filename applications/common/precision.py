@@ -22,19 +22,6 @@ import keras
 
 from applications.common.flag_checks import PRECISIONS
 
-PRECISION_HELP = (
-    "the Keras dtype policy: float32, mixed_bfloat16 (GPUs from Ampere "
-    "on, TPUs) or mixed_float16 (older GPUs; loss scaling). A resumed run "
-    "keeps the precision it started with"
-)
-
-
-def add_precision_argument(parser):
-    """Adds `--precision {float32,mixed_bfloat16,mixed_float16}`."""
-    parser.add_argument(
-        "--precision", choices=PRECISIONS, default=None, help=PRECISION_HELP
-    )
-
 
 def check_precision(precision):
     """Raises a ValueError unless `precision` is one of `PRECISIONS`."""

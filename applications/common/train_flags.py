@@ -7,9 +7,10 @@ default (or the generated data's, `SYNTHETIC_DEFAULTS`).
 `--jit-compile on|off|auto` setting (`export_next_version`).
 
 Flag values are checked before TensorFlow is imported or data is read:
-`attention-zoo train APP` checks the flags every application shares
-(`precheck`) before it imports the application, `parse_flags` checks
-all of them (`flag_checks.check_flag_values`) and `main` builds the
+each application's parser lives in its `flags` module, which imports no
+TensorFlow, and `attention-zoo train APP` checks every flag with it
+(`precheck`) before it imports the application's `train`; `parse_flags`
+checks them again for callers of `main(argv)`, and `main` builds the
 config the flags ask for before it reads data. A usage error is one
 line under a one-line usage hint (`flag_checks.FlagParser`). This module
 imports neither TensorFlow nor Keras at the top (its helpers do).
@@ -26,12 +27,12 @@ import argparse
 import contextlib
 import copy
 import dataclasses
+import importlib
 import math
 import os
 
 from applications.common import flag_checks
 from applications.common import loaders
-from applications.common.flag_checks import FlagParser
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
@@ -54,38 +55,34 @@ EXPORT_ATTEMPTS = 10
 
 
 def precheck(app, argv):
-    """`attention-zoo train APP`'s usage errors that need nothing but the
-    flags, before the application (and TensorFlow) is imported.
+    """`attention-zoo train APP`'s usage errors, before the application's
+    training code (and TensorFlow) is imported: APP's parser (its
+    `flags` module, which imports no TensorFlow) reads `argv`, answers
+    `--help`, and the values are checked (`check_values`); a bad one is a
+    usage error (exit code 2)."""
+    from applications import registry
 
-    Reads the flags every application's `train.py` has (the training
-    values, `--data`, `--validation-fraction`, the run flags) from
-    `argv`, leaving the others to the application's parser, and checks
-    their values (`check_flag_values`): a bad one is a usage error (exit
-    code 2). Nothing is checked when `argv` asks for `--help`.
-    """
-    if {"-h", "--help"} & set(argv):
-        return
-    parser = FlagParser(
-        prog=f"attention-zoo train {app}", add_help=False, allow_abbrev=False
-    )
-    for flag in ("--epochs", "--patience", "--batch-size"):
-        parser.add_argument(flag, type=int)
-    for flag in ("--learning-rate", "--validation-fraction"):
-        parser.add_argument(flag, type=float)
-    parser.add_argument("--data")
-    parser.add_argument("--precision", choices=flag_checks.PRECISIONS)
-    parser.add_argument("--strategy", choices=flag_checks.STRATEGIES)
-    add_run_arguments(parser, app, "")
-    args, _ = parser.parse_known_args(argv)
-    flag_checks.check_flag_values(parser, args, app)
+    flags = importlib.import_module(registry.get(app).flags_module)
+    parser = flags.parser()
+    check_values(parser, parser.parse_args(argv), app)
+
+
+def check_values(parser, args, application=None):
+    """The usage errors of `check_flag_values`, and `--patience` without
+    a validation split (`application` names the export folder to give in
+    place of a version)."""
+    flag_checks.check_flag_values(parser, args, application)
+    if getattr(args, "patience", None) is not None:
+        if getattr(args, "validation_fraction", None) == 0:
+            parser.error(
+                "--patience watches the validation loss: it needs a "
+                "validation split (--validation-fraction above 0)"
+            )
 
 
 def add_training_arguments(parser):
     """`--epochs`, `--patience`, `--batch-size`, `--strategy`,
     `--precision` and `--learning-rate`."""
-    from applications.common import distribute
-    from applications.common import precision
-
     parser.add_argument("--epochs", type=int, help="the most epochs")
     parser.add_argument(
         "--patience",
@@ -95,10 +92,20 @@ def add_training_arguments(parser):
         "and keep the best epoch's weights",
     )
     parser.add_argument(
-        "--batch-size", type=int, help=distribute.BATCH_SIZE_HELP
+        "--batch-size", type=int, help=flag_checks.BATCH_SIZE_HELP
     )
-    distribute.add_strategy_argument(parser)
-    precision.add_precision_argument(parser)
+    parser.add_argument(
+        "--strategy",
+        choices=flag_checks.STRATEGIES,
+        default="default",
+        help=flag_checks.STRATEGY_HELP,
+    )
+    parser.add_argument(
+        "--precision",
+        choices=flag_checks.PRECISIONS,
+        default=None,
+        help=flag_checks.PRECISION_HELP,
+    )
     parser.add_argument("--learning-rate", type=float)
 
 
@@ -142,17 +149,11 @@ def parse_flags(parser, argv):
     args = parser.parse_args(argv)
     args.given_flags = given_flags(parser, argv)
     parser.parsed_args = args  # `usage_errors` names the flag of a path
-    flag_checks.check_flag_values(parser, args)
+    check_values(parser, args)
     for name in flag_checks.INPUT_PATH_FLAGS:
         if getattr(args, name, None):
             # A FIFO is read once, however often the loaders read it.
             loaders.keep_stream(getattr(args, name))
-    if args.patience is not None:
-        if getattr(args, "validation_fraction", None) == 0:
-            parser.error(
-                "--patience watches the validation loss: it needs a "
-                "validation split (--validation-fraction above 0)"
-            )
     return args, distribute.strategy_from_flag(parser, args.strategy)
 
 

@@ -3,7 +3,7 @@
 import dataclasses
 
 from applications.common.config import AppConfig
-from applications.ehr.model import ENCODERS
+from applications.ehr.options import ENCODERS
 from attention_zoo.checks import check_choice
 
 

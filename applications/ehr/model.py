@@ -20,13 +20,13 @@ import math
 import keras
 from keras import ops
 
+from applications.ehr.options import ENCODERS
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
 from attention_zoo.layers import AttentionPooling
 from attention_zoo.layers import MultiHead
 
-ENCODERS = ("gru", "multihead")
 EVENT_ATTENTION_LAYER = "event_attention"
 NOTE_ATTENTION_LAYER = "note_attention"
 TIME_PERIODS = (6.0, 24.0, 168.0)  # hours, the periods of the sinusoids

@@ -20,9 +20,8 @@ import math
 
 from applications.common import train_flags
 from applications.ehr import data
+from applications.ehr import flags
 from applications.ehr.config import EHRConfig
-from applications.ehr.model import ENCODERS
-from applications.ehr.record_flags import add_record_arguments
 
 # A model that learns the synthetic patients in a minute or two on 2 cores
 # (see `test_learns_the_planted_codes`).
@@ -34,30 +33,6 @@ SYNTHETIC_DEFAULTS = dict(
     learning_rate=1e-3,
 )
 TOP_K = 3
-
-
-def _parser():
-    parser = train_flags.FlagParser(
-        prog="attention-zoo train ehr",
-        description="Train an attention risk model on patient records, "
-        "evaluate it and export it.",
-    )
-    add_record_arguments(parser)
-    parser.add_argument("--synthetic-patients", type=int, default=1500)
-    parser.add_argument("--encoder", choices=ENCODERS)
-    train_flags.add_training_arguments(parser)
-    parser.add_argument("--embedding-dim", type=int)
-    parser.add_argument("--units", type=int)
-    parser.add_argument("--max-events", type=int)
-    parser.add_argument(
-        "--no-notes", action="store_true", help="events only, no note"
-    )
-    parser.add_argument("--validation-fraction", type=float, default=0.1)
-    parser.add_argument("--test-fraction", type=float, default=0.1)
-    train_flags.add_run_arguments(
-        parser, "ehr", "checkpoints, vocabularies, scaler, config"
-    )
-    return parser
 
 
 def _config(args, synthetic):
@@ -166,7 +141,7 @@ def write_reliance(risk_model, test, risk, run_dir):
 def main(argv=None):
     from applications.ehr.risk_model import RiskModel
 
-    parser = _parser()
+    parser = flags.parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
         _config(args, not args.data)  # a bad value, before any data is read

@@ -19,6 +19,7 @@ import os
 from applications.common import packaged_vectors
 from applications.common import train_flags
 from applications.entailment import data
+from applications.entailment import flags
 from applications.entailment.config import EntailmentConfig
 from applications.entailment.synthetic import make_synthetic_entailment
 
@@ -36,68 +37,6 @@ SYNTHETIC_DEFAULTS = dict(
 DEFAULT_VECTORS = "glove-6b-50d"
 # The formats whose files hold named splits (`--train-split`, `--test-split`).
 SPLIT_FORMATS = ("three-files", "sick")
-
-
-def _parser():
-    parser = train_flags.FlagParser(
-        prog="attention-zoo train entailment",
-        description="Train a decomposable-attention entailment classifier, "
-        "evaluate it and export it.",
-    )
-    parser.add_argument(
-        "--data",
-        help="SNLI/MultiNLI .jsonl, a folder of s1/s2/labels.<split> files, "
-        "SICK.txt, or premise<TAB>hypothesis<TAB>label .tsv; default: "
-        "generated data",
-    )
-    parser.add_argument("--format", default="auto", choices=data.FORMATS)
-    parser.add_argument(
-        "--train-split",
-        help="split to train on (folder of split files: default 'train'; "
-        "SICK: 'train')",
-    )
-    parser.add_argument(
-        "--test-split",
-        help="split to test on (folder of split files: default 'test'; "
-        "SICK: 'test')",
-    )
-    parser.add_argument(
-        "--validation-fraction",
-        type=float,
-        default=0.1,
-        help="share of the training data held out for validation (SICK "
-        "uses its TRIAL split instead)",
-    )
-    parser.add_argument("--synthetic-examples", type=int, default=8000)
-    parser.add_argument("--intra-attention", action="store_true")
-    parser.add_argument(
-        "--no-attention",
-        action="store_true",
-        help="train the no-attention baseline instead",
-    )
-    parser.add_argument(
-        "--word-vectors",
-        metavar="glove-6b-50d|FILE|none",
-        help="word vectors the embeddings start from: 'glove-6b-50d' "
-        "(GloVe 6B, 50-d, from the [glove] extra: the default on real data "
-        "where it is installed), a GloVe/word2vec text file (give its "
-        "--embedding-dim), or 'none' (random)",
-    )
-    parser.add_argument(
-        "--fixed-embeddings",
-        action="store_true",
-        help="keep the word vectors fixed (random or --word-vectors)",
-    )
-    train_flags.add_training_arguments(parser)
-    parser.add_argument("--embedding-dim", type=int)
-    parser.add_argument("--hidden-units", type=int)
-    parser.add_argument("--vocabulary-size", type=int)
-    parser.add_argument("--max-length", type=int)
-    parser.add_argument("--dropout", type=float)
-    train_flags.add_run_arguments(
-        parser, "entailment", "checkpoints, vocabulary, config, pictures"
-    )
-    return parser
 
 
 def word_vectors(args):
@@ -249,7 +188,7 @@ def main(argv=None):
     from applications.common.plots import plot_heatmap
     from applications.entailment.classifier import EntailmentClassifier
 
-    parser = _parser()
+    parser = flags.parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
         try:

@@ -15,6 +15,7 @@ import os
 from applications.common import train_flags
 from applications.translation import data
 from applications.translation import direction
+from applications.translation import flags
 from applications.translation.config import TranslationConfig
 from applications.translation.synthetic import make_synthetic_pairs
 
@@ -30,83 +31,6 @@ SYNTHETIC_DEFAULTS = dict(
     max_length=24,
     epochs=8,
 )
-
-
-def _parser():
-    parser = train_flags.FlagParser(
-        prog="attention-zoo train translation",
-        description="Train a translator, evaluate it and export it.",
-    )
-    parser.add_argument(
-        "--data",
-        help="pairs file: .tsv/.txt(.gz) or .jsonl;"
-        " default: the generated synthetic language pair",
-    )
-    parser.add_argument(
-        "--source-column",
-        type=int,
-        default=0,
-        metavar="N",
-        help="0-based column of a .tsv/.txt --data file holding the "
-        "sentences to translate from (default: %(default)s). The Tatoeba "
-        "files (spa.txt.gz) hold english<TAB>spanish: the defaults learn "
-        "English -> Spanish, --source-column 1 --target-column 0 Spanish "
-        "-> English (as translation-spa-eng). With --init-from, the source "
-        "column must read like the model's source language (checked on "
-        "200 pairs before training)",
-    )
-    parser.add_argument(
-        "--target-column",
-        type=int,
-        default=1,
-        metavar="N",
-        help="0-based column of the translations to learn "
-        "(default: %(default)s)",
-    )
-    parser.add_argument("--max-pairs", type=int, default=None)
-    parser.add_argument("--synthetic-pairs", type=int, default=6000)
-    parser.add_argument(
-        "--model", choices=["rnn", "transformer"], default="rnn"
-    )
-    parser.add_argument(
-        "--attention",
-        default="additive",
-        choices=[
-            "additive",
-            "general",
-            "dot",
-            "scaled_dot",
-            "monotonic",
-            "local",
-            "none",
-        ],
-        help="RNN attention (monotonic: Raffel et al.; local: Luong's "
-        "local-p, window 8); none: the no-attention baseline",
-    )
-    parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
-    parser.add_argument(
-        "--lowercase",
-        action="store_true",
-        help="lower-case the text (vocabularies and output); default: keep "
-        "the case, as cased BLEU scores it",
-    )
-    train_flags.add_training_arguments(parser)
-    parser.add_argument("--units", type=int)
-    parser.add_argument("--embedding-dim", type=int)
-    parser.add_argument("--vocabulary-size", type=int)
-    parser.add_argument("--max-length", type=int)
-    parser.add_argument(
-        "--beam-size",
-        type=int,
-        default=1,
-        help="beam size for the test-split evaluation",
-    )
-    parser.add_argument("--validation-fraction", type=float, default=0.05)
-    parser.add_argument("--test-fraction", type=float, default=0.05)
-    train_flags.add_run_arguments(
-        parser, "translation", "checkpoints, vocabularies, config, pictures"
-    )
-    return parser
 
 
 def _config(args, synthetic):
@@ -147,7 +71,7 @@ def main(argv=None):
     from applications.translation.evaluate import plot_attention
     from applications.translation.translator import Translator
 
-    parser = _parser()
+    parser = flags.parser()
     args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
         _config(args, not args.data)  # a bad value, before any data is read

@@ -17,6 +17,7 @@ FILE_SET = (
     "synthetic.py",
     "model.py",
     "export.py",
+    "flags.py",
     "train.py",
     "serve.py",
     "demo.py",

@@ -246,9 +246,10 @@ def test_train_names_a_data_layout_it_cannot_find(tmp_path, capsys):
 
 
 def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
+    from applications.captioning import flags
     from applications.captioning import train
 
-    parser = train._parser()
+    parser = flags.parser()
     assert train._config(parser.parse_args([]), True).prediction == "latent"
     assert train._config(parser.parse_args([]), False).prediction == "deep"
     baseline = train._config(parser.parse_args(["--no-attention"]), True)
@@ -261,9 +262,10 @@ def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
 
 
 def test_attention_mode_flags():
+    from applications.captioning import flags
     from applications.captioning import train
 
-    parser = train._parser()
+    parser = flags.parser()
     assert train._config(parser.parse_args([]), True).attention_mode == "soft"
     hard = train._config(
         parser.parse_args(
@@ -312,9 +314,10 @@ def test_hard_attention_trains_under_mirrored(tmp_path):
 
 
 def test_augment_is_for_photographs_not_the_generated_shapes():
+    from applications.captioning import flags
     from applications.captioning import train
 
-    parser = train._parser()
+    parser = flags.parser()
     assert not train._config(parser.parse_args([]), False).augment
     assert train._config(parser.parse_args(["--augment"]), False).augment
     with pytest.raises(ValueError, match="left of"):

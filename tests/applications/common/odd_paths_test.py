@@ -90,11 +90,12 @@ def test_inside_read_once_a_fifo_gives_its_bytes_to_every_read(tmp_path):
 def test_a_commands_fifo_is_read_once(tmp_path):
     """`--data FIFO` without `--format`: `train entailment` detects the
     format (reading the first line), then loads it, from one stream."""
+    from applications.entailment import flags
     from applications.entailment import train
 
     fifo = tmp_path / "pairs.tsv"
     os.mkfifo(fifo)
-    parser = train._parser()
+    parser = flags.parser()
     args, _ = train_flags.parse_flags(parser, ["--data", str(fifo)])
 
     def load():
@@ -179,7 +180,7 @@ def test_an_unreadable_path(tmp_path, monkeypatch, capsys):
 
 
 def test_an_os_error_while_loading_names_the_flag_and_the_path(capsys):
-    parser = train_flags.FlagParser(prog="prog")
+    parser = flag_checks.FlagParser(prog="prog")
     parser.add_argument("--data")
     parser.parsed_args = parser.parse_args(["--data", "x.tsv"])
     for path, where in (("x.tsv", "--data x.tsv"), ("y.tsv", "y.tsv")):

@@ -36,7 +36,8 @@ def _fake_finished_run(app, run_dir):
     """A finished run's files, its config the one `TINY_FLAGS[app]`
     makes (the weights file is never read: the run is refused)."""
     train_module = importlib.import_module(registry.get(app).train_module)
-    args = train_module._parser().parse_args(TINY_FLAGS[app])
+    flags = importlib.import_module(registry.get(app).flags_module)
+    args = flags.parser().parse_args(TINY_FLAGS[app])
     run_dir.mkdir()
     (run_dir / "config.json").write_text(
         train_module._config(args, True).to_json()

@@ -48,8 +48,8 @@ def test_given_flags_override_values_which_override_defaults():
 
 @pytest.mark.parametrize("application", serving_testing.APPLICATIONS)
 def test_every_train_command_has_the_jit_compile_flag(application):
-    train = importlib.import_module(f"applications.{application}.train")
-    parser = train._parser()
+    flags = importlib.import_module(f"applications.{application}.flags")
+    parser = flags.parser()
     assert parser.parse_args([]).jit_compile == "auto"
     for flag, value in (("on", True), ("off", False), ("auto", None)):
         args = parser.parse_args(["--jit-compile", flag])

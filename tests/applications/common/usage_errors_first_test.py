@@ -2,6 +2,7 @@
 comes before TensorFlow is imported or any data is read: two lines (a
 usage hint, then the error naming the flag and the value), exit code 2."""
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -11,71 +12,116 @@ import pytest
 from applications import cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-# Runs `cli.main(argv)`, then prints its exit code and which of the heavy
-# modules it imported.
+# Runs `cli.main(argv)` for each argv of a JSON list, in one process, then
+# prints a JSON list of `[exit code, stdout, stderr]` and which of the
+# heavy modules the calls imported.
 _MAIN = """
-import sys
+import contextlib, io, json, sys
 from applications import cli
-try:
-    code = cli.main(sys.argv[1:])
-except SystemExit as exit:
-    code = exit.code
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exit:
+            code = exit.code
+    results.append([code, out.getvalue(), err.getvalue()])
 heavy = [m for m in ("tensorflow", "keras", "jax") if m in sys.modules]
-print(code, ",".join(heavy) or "none")
+print(json.dumps([results, heavy]))
 """
+CASES = [
+    ("entailment", ["--epochs", "-1"], "--epochs must be a positive "
+     "integer, got -1"),
+    ("translation", ["--batch-size=0"], "--batch-size must be a "
+     "positive integer, got 0"),
+    ("ehr", ["--learning-rate", "0"], "--learning-rate must be a "
+     "positive number, got 0.0"),
+    ("captioning", ["--validation-fraction", "1"], "--validation-"
+     "fraction must be at least 0 and below 1, got 1.0"),
+    ("entailment", ["--patience", "0"], "--patience must be a positive "
+     "integer, got 0"),
+    ("translation", ["--epochs", "two"], "argument --epochs: invalid "
+     "int value: 'two'"),
+    ("ehr", ["--data", "{missing}"], "--data {missing}: no such file or "
+     "folder"),
+    ("captioning", ["--run-dir", "{file}"], "--run-dir {file}: a file, "
+     "not a folder"),
+    ("entailment", ["--export", "{file}"], "--export {file}: a file, not "
+     "a folder"),
+    # Values only one application has, read by its own parser.
+    ("translation", ["--units", "0"], "--units must be a positive "
+     "integer, got 0"),
+    ("entailment", ["--hidden-units", "-3"], "--hidden-units must be a "
+     "positive integer, got -3"),
+    ("captioning", ["--max-images", "0"], "--max-images must be a "
+     "positive integer, got 0"),
+    ("ehr", ["--max-events", "0"], "--max-events must be a positive "
+     "integer, got 0"),
+    ("entailment", ["--validation-fraction", "0", "--patience", "2"],
+     "--patience watches the validation loss: it needs a validation split "
+     "(--validation-fraction above 0)"),
+    ("translation", ["--no-such-flag"], "unrecognized arguments: "
+     "--no-such-flag"),
+    # Python's own words follow (they differ between its versions).
+    ("ehr", ["--precision", "half"], "argument --precision: invalid "
+     "choice: 'half' (choose from "),
+    ("translation", ["--strategy=gpus"], "argument --strategy: invalid "
+     "choice: 'gpus' (choose from "),
+    ("captioning", ["--format", "tiff"], "argument --format: invalid "
+     "choice: 'tiff' (choose from "),
+    ("ehr", ["--encoder", "lstm"], "argument --encoder: invalid choice: "
+     "'lstm' (choose from "),
+    ("translation", ["--attention", "bahdanau"], "argument --attention: "
+     "invalid choice: 'bahdanau' (choose from "),
+]  # fmt: skip
+# `--help` of every application, a bad value beside it: the help, exit 0.
+HELP_CASES = [
+    ("translation", "--source-column"),
+    ("entailment", "--hidden-units"),
+    ("captioning", "--attention-mode"),
+    ("ehr", "--max-events"),
+]
 
 
-def _main_in_a_process(argv):
-    """`(exit code, heavy modules imported, stderr lines)` of `cli.main`."""
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory):
+    """`(results, heavy)`: each of `CASES` then `HELP_CASES` run by
+    `cli.main` in one fresh process, and the heavy modules it imported."""
+    folder = tmp_path_factory.mktemp("usage")
+    paths = {"missing": folder / "absent.tsv", "file": folder / "notes"}
+    paths["file"].write_text("")
+    argvs = [
+        ["train", app, *(flag.format(**paths) for flag in flags)]
+        for app, flags, _ in CASES
+    ]
+    argvs += [
+        ["train", app, "--epochs", "-1", "--help"] for app, _ in HELP_CASES
+    ]
     completed = subprocess.run(
-        [sys.executable, "-c", _MAIN, *argv],
+        [sys.executable, "-c", _MAIN, json.dumps(argvs)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    code, heavy = completed.stdout.split()
-    return int(code), heavy, completed.stderr.splitlines()
+    assert completed.returncode == 0, completed.stderr
+    results, heavy = json.loads(completed.stdout)
+    return results, heavy, paths
 
 
-@pytest.mark.parametrize(
-    "app, flags, message",
-    [
-        ("entailment", ["--epochs", "-1"], "--epochs must be a positive "
-         "integer, got -1"),
-        ("translation", ["--batch-size=0"], "--batch-size must be a "
-         "positive integer, got 0"),
-        ("ehr", ["--learning-rate", "0"], "--learning-rate must be a "
-         "positive number, got 0.0"),
-        ("captioning", ["--validation-fraction", "1"], "--validation-"
-         "fraction must be at least 0 and below 1, got 1.0"),
-        ("entailment", ["--patience", "0"], "--patience must be a positive "
-         "integer, got 0"),
-        ("translation", ["--epochs", "two"], "argument --epochs: invalid "
-         "int value: 'two'"),
-        ("ehr", ["--data", "{missing}"], "--data {missing}: no such file or "
-         "folder"),
-        ("captioning", ["--run-dir", "{file}"], "--run-dir {file}: a file, "
-         "not a folder"),
-        ("entailment", ["--export", "{file}"], "--export {file}: a file, not "
-         "a folder"),
-        # Python's own words follow (they differ between its versions).
-        ("ehr", ["--precision", "half"], "argument --precision: invalid "
-         "choice: 'half' (choose from "),
-        ("translation", ["--strategy=gpus"], "argument --strategy: invalid "
-         "choice: 'gpus' (choose from "),
-    ],
-)  # fmt: skip
-def test_a_bad_value_is_reported_before_tensorflow_is_imported(
-    app, flags, message, tmp_path
-):
-    paths = {"missing": tmp_path / "absent.tsv", "file": tmp_path / "notes"}
-    paths["file"].write_text("")
-    flags = [flag.format(**paths) for flag in flags]
-    code, heavy, lines = _main_in_a_process(["train", app, *flags])
+def test_no_case_imports_tensorflow(answers):
+    _, heavy, _ = answers
+    assert heavy == []
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_a_bad_value_is_reported_before_tensorflow_is_imported(answers, case):
+    results, _, paths = answers
+    app, _, message = CASES[case]
+    code, _, stderr = results[case]
     assert code == 2
-    assert heavy == "none"
-    usage, error = lines
+    usage, error = stderr.splitlines()
     assert usage == (
         f"usage: attention-zoo train {app} [flags]  (--help lists them)"
     )
@@ -84,6 +130,16 @@ def test_a_bad_value_is_reported_before_tensorflow_is_imported(
         assert error.startswith(expected)
     else:
         assert error == expected
+
+
+@pytest.mark.parametrize("case", range(len(HELP_CASES)))
+def test_help_is_answered_before_tensorflow_is_imported(answers, case):
+    results, _, _ = answers
+    app, flag = HELP_CASES[case]
+    code, stdout, stderr = results[len(CASES) + case]
+    assert code == 0 and stderr == ""
+    assert stdout.startswith(f"usage: attention-zoo train {app} ")
+    assert flag in stdout and "--jit-compile" in stdout
 
 
 def test_a_value_only_the_application_knows_is_checked_as_briefly(

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from applications import cli
+from applications.ehr import flags
 from applications.ehr import train
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
@@ -96,7 +97,7 @@ def test_mimic_folders_are_detected(tmp_path, monkeypatch):
     (tmp_path / "hosp").mkdir()
     (tmp_path / "hosp" / "admissions.csv.gz").write_bytes(b"")
     argv = ["--data", str(tmp_path), "--prediction-hours", "12"]
-    assert train.load_records(train._parser().parse_args(argv))[1] is None
+    assert train.load_records(flags.parser().parse_args(argv))[1] is None
     assert calls == [12.0]
 
 
@@ -109,7 +110,7 @@ def test_train_and_explain_read_records_of_every_format(format):
     explain = serve.build_parser().parse_args(
         ["run", "--patient", "p1", "--format", format, "--data", "d"]
     )
-    trained = train._parser().parse_args(["--format", format, "--data", "d"])
+    trained = flags.parser().parse_args(["--format", format, "--data", "d"])
     for args in (explain, trained):
         assert (args.format, args.data, args.prediction_hours) == (
             format,

@@ -67,16 +67,18 @@ def test_train_reports_a_bad_data_line(tmp_path, capsys):
 
 
 def test_real_text_keeps_its_case_unless_lowercase_is_asked():
+    from applications.translation import flags
     from applications.translation import train
 
-    for flags, lowercase in (([], False), (["--lowercase"], True)):
-        args = train._parser().parse_args(flags)
+    for argv, lowercase in (([], False), (["--lowercase"], True)):
+        args = flags.parser().parse_args(argv)
         assert train._config(args, synthetic=False).lowercase is lowercase
 
 
 @pytest.mark.parametrize("attention", ["monotonic", "local"])
 def test_attention_flag_takes_monotonic_and_local(attention):
+    from applications.translation import flags
     from applications.translation import train
 
-    args = train._parser().parse_args(["--attention", attention])
+    args = flags.parser().parse_args(["--attention", attention])
     assert train._config(args, synthetic=True).attention == attention
