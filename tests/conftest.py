@@ -1,9 +1,37 @@
 import os
 import pathlib
 
-import keras
-import numpy as np
-import pytest
+
+def _share_the_cores():
+    """Under pytest-xdist, each worker's TensorFlow and XLA use their share
+    of the cores (one each with `-n auto` on 2 cores) rather than every
+    core each: thread pools of two workers that both take every core
+    fight over them. Set in the environment before TensorFlow or JAX
+    starts, so the processes the tests start get the same share.
+    `ATTENTION_ZOO_TEST_THREADS` overrides the share (0: leave as is)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    default = max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 0
+    threads = int(os.environ.get("ATTENTION_ZOO_TEST_THREADS", default))
+    if threads < 1:
+        return
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(threads))
+    os.environ.setdefault("TF_NUM_INTEROP_THREADS", str(threads))
+    if threads == 1:
+        flags = os.environ.get("XLA_FLAGS", "")
+        if "xla_cpu_multi_thread_eigen" not in flags:
+            os.environ["XLA_FLAGS"] = (
+                f"{flags} --xla_cpu_multi_thread_eigen=false".strip()
+            )
+
+
+_share_the_cores()
+
+import keras  # noqa: E402  (after the thread settings)
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+# The helpers' asserts report their operands, as the tests' own do.
+pytest.register_assert_rewrite("tests.support")
 
 SHARED_DATA = pathlib.Path(
     os.environ.get(

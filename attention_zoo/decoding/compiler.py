@@ -3,8 +3,9 @@
 `layers/`, `blocks/` and `decoding/` use only Keras, so the same code runs
 on TensorFlow and JAX. Compiling a whole search is the exception: Keras has
 no backend-neutral `jit`, so `compile_function` imports the backend's
-compiler lazily, inside the function (as `tests/test_case.py`'s `jit`
-does); importing `attention_zoo.decoding` never imports TensorFlow or JAX.
+compiler lazily, inside the function (as `jit` of
+`tests/support/layer_checks.py` does); importing `attention_zoo.decoding`
+never imports TensorFlow or JAX.
 """
 
 import functools

@@ -17,7 +17,7 @@ import pytest
 from applications import cli
 from applications import registry
 from applications.common import startup
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 NOISE = ("absl::InitializeLog", "oneDNN", "cuda", "cuInit")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -111,7 +111,7 @@ def test_serving_from_the_console_script_prints_no_noise(tmp_path):
     if not os.path.exists(script):
         pytest.skip("the attention-zoo console script is not installed")
     export = tmp_path / "saved_models"
-    serving_testing.save_stand_in("translation", str(export / "1"))
+    tiny_bundles.save_stand_in("translation", str(export / "1"))
     completed = _run([script, "translate", str(export), "hola"])
     _assert_quiet(completed)  # cuInit is tried when the model loads
     assert completed.stdout == "hola\thola\n"

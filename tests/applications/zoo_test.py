@@ -7,7 +7,7 @@ import os
 import pytest
 
 from applications import zoo
-from tests.serving_testing import save_stand_in
+from tests.support.tiny_bundles import save_stand_in
 
 
 def _ship(root, name, application, metrics=None, card=True):

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from attention_zoo.blocks import PositionalEmbedding
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 IDS = np.array([[3, 1, 4, 0, 0], [5, 9, 2, 6, 0]], "int32")
 

@@ -5,8 +5,8 @@ from keras import ops
 from attention_zoo.blocks import WaveNet
 from attention_zoo.blocks import autoregressive_generate
 from attention_zoo.blocks import stream_sequence
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 
 def make_wavenet(dtype=None):

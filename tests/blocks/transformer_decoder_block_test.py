@@ -4,18 +4,18 @@ import pytest
 from keras import ops
 
 from attention_zoo.blocks import TransformerDecoderBlock
-from tests.blocks.transformer_encoder_block_test import DEFAULT_AND_OPTIONS
-from tests.blocks.transformer_encoder_block_test import OPTION_DEFAULTS
-from tests.blocks.transformer_encoder_block_test import OPTIONS
-from tests.blocks.transformer_encoder_block_test import np_feed_forward
-from tests.blocks.transformer_encoder_block_test import np_layer_norm
-from tests.blocks.transformer_encoder_block_test import np_multi_head
-from tests.blocks.transformer_encoder_block_test import np_window
-from tests.blocks.transformer_encoder_block_test import repeat_key_value_heads
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
+from tests.support.transformer_reference import DEFAULT_AND_OPTIONS
+from tests.support.transformer_reference import OPTION_DEFAULTS
+from tests.support.transformer_reference import OPTIONS
+from tests.support.transformer_reference import np_feed_forward
+from tests.support.transformer_reference import np_layer_norm
+from tests.support.transformer_reference import np_multi_head
+from tests.support.transformer_reference import np_window
+from tests.support.transformer_reference import repeat_key_value_heads
 
 B, TQ, TS, D = 2, 4, 5, 8
 ENCODER_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)

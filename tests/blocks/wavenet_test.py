@@ -5,12 +5,12 @@ from keras import ops
 
 from attention_zoo.blocks import WaveNet
 from attention_zoo.blocks import stream_sequence
-from tests.causal_testing import np_causal_conv1d
-from tests.causal_testing import seen_steps
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.causal_reference import np_causal_conv1d
+from tests.support.causal_reference import seen_steps
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 SMALL = dict(residual_channels=4, skip_channels=5, dilations=(1, 2), stacks=2)
 

@@ -6,13 +6,13 @@ from attention_zoo.decoding import beam_search
 from attention_zoo.decoding import greedy_search
 from attention_zoo.decoding import tile_beams
 from attention_zoo.decoding.beam_search import coverage_log
-from tests.decoding import reference
-from tests.decoding.reference import END
-from tests.decoding.reference import PAD
-from tests.decoding.reference import START
-from tests.decoding.reference import FakeModel
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support import decoding_reference
+from tests.support.decoding_reference import END
+from tests.support.decoding_reference import PAD
+from tests.support.decoding_reference import START
+from tests.support.decoding_reference import FakeModel
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 
 def run_beam(model, beam_size, length_penalty, compiled=False, **kwargs):
@@ -43,7 +43,7 @@ def test_tile_beams_repeats_rows_in_order():
 @pytest.mark.parametrize("length_penalty", [0.0, 0.6])
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "jit"])
 def test_beam_size_one_equals_greedy(length_penalty, compiled):
-    tables = reference.random_tables(3, 5, 6, seed=1, scale=1.0)
+    tables = decoding_reference.random_tables(3, 5, 6, seed=1, scale=1.0)
     tables[0, 2, :, END] = 5.0  # one example ends early
     model = FakeModel(tables)
     beam = run_beam(model, 1, length_penalty, compiled=compiled)
@@ -61,16 +61,16 @@ def test_beam_size_one_equals_greedy(length_penalty, compiled):
 @pytest.mark.parametrize("beam_size", [2, 3])
 @pytest.mark.parametrize("length_penalty", [0.0, 0.6])
 def test_matches_numpy_beam_search(beam_size, length_penalty):
-    tables = reference.random_tables(2, 4, 6, seed=2, scale=1.5)
+    tables = decoding_reference.random_tables(2, 4, 6, seed=2, scale=1.5)
     tables[..., END] += 1.0  # some beams finish before max_length
     out = run_beam(FakeModel(tables), beam_size, length_penalty)
-    expected = reference.beam_search(tables, beam_size, length_penalty)
+    expected = decoding_reference.beam_search(tables, beam_size, length_penalty)
     for b, beams in enumerate(expected):
         tokens, scores, lengths, attention = zip(*beams)
         np.testing.assert_array_equal(out["beam_tokens"][b], np.stack(tokens))
         np.testing.assert_array_equal(out["beam_lengths"][b], lengths)
         np.testing.assert_allclose(out["beam_scores"][b], scores, atol=1e-5)
-        normalized = reference.normalize(
+        normalized = decoding_reference.normalize(
             np.array(scores), np.array(lengths), length_penalty
         )
         np.testing.assert_allclose(
@@ -87,9 +87,9 @@ def test_matches_numpy_beam_search(beam_size, length_penalty):
 @pytest.mark.parametrize("length_penalty", [0.0, 1.0])
 def test_large_beam_finds_best_sequence(length_penalty):
     # 6 ** 3 = 216 sequences: a beam of 216 keeps every prefix.
-    tables = reference.random_tables(2, 3, 6, seed=3, scale=1.5)
+    tables = decoding_reference.random_tables(2, 3, 6, seed=3, scale=1.5)
     out = run_beam(FakeModel(tables), 216, length_penalty)
-    best = reference.brute_force_best(tables, length_penalty)
+    best = decoding_reference.brute_force_best(tables, length_penalty)
     tokens, scores, lengths, attention = zip(*best)
     np.testing.assert_array_equal(out["tokens"], np.stack(tokens))
     np.testing.assert_array_equal(out["lengths"], lengths)
@@ -121,7 +121,7 @@ def test_beats_greedy_on_crafted_case():
 
 
 def test_end_handling():
-    tables = reference.random_tables(2, 5, 6, seed=4, scale=1.0)
+    tables = decoding_reference.random_tables(2, 5, 6, seed=4, scale=1.0)
     tables[..., END] += 2.0
     out = run_beam(FakeModel(tables), 3, 0.6)
     tokens, lengths = out["beam_tokens"], out["beam_lengths"]
@@ -141,17 +141,17 @@ def test_end_handling():
 
 
 def test_examples_get_different_answers():
-    tables = reference.random_tables(3, 4, 6, seed=5)
+    tables = decoding_reference.random_tables(3, 4, 6, seed=5)
     out = run_beam(FakeModel(tables), 3, 0.6)
     assert len({tuple(row) for row in out["tokens"]}) > 1
-    expected = reference.beam_search(tables, 3, 0.6)
+    expected = decoding_reference.beam_search(tables, 3, 0.6)
     np.testing.assert_array_equal(
         out["tokens"], np.stack([beams[0][0] for beams in expected])
     )
 
 
 def test_jit_equals_eager():
-    tables = reference.random_tables(2, 4, 6, seed=6, scale=1.0)
+    tables = decoding_reference.random_tables(2, 4, 6, seed=6, scale=1.0)
     tables[..., END] += 1.0
     model = FakeModel(tables)
     eager = run_beam(model, 3, 0.6)
@@ -174,7 +174,7 @@ def test_jit_equals_eager():
     ],
 )
 def test_invalid_arguments(kwargs, name):
-    model = FakeModel(reference.random_tables(1, 2, 6))
+    model = FakeModel(decoding_reference.random_tables(1, 2, 6))
     args = {"max_length": 2, **kwargs}
     with pytest.raises(ValueError, match=name):
         beam_search(model.step_fn(1), model.initial_state(), START, END, **args)
@@ -183,9 +183,9 @@ def test_invalid_arguments(kwargs, name):
 def _coverage_case(seed):
     """Tables and attention `(2, 5, 6, 4)` (last source position masked)
     where the coverage penalty changes the ranking."""
-    tables = reference.random_tables(2, 5, 6, seed=seed, scale=1.0)
+    tables = decoding_reference.random_tables(2, 5, 6, seed=seed, scale=1.0)
     tables[..., END] += 1.0  # beams finish at different steps
-    return tables, reference.random_attention(2, 5, 6, 4, seed=seed)
+    return tables, decoding_reference.random_attention(2, 5, 6, 4, seed=seed)
 
 
 def test_coverage_log_by_hand():
@@ -193,7 +193,9 @@ def test_coverage_log_by_hand():
     np.testing.assert_allclose(
         to_numpy(coverage_log(coverage)), [np.log(0.5), np.log(0.25)]
     )
-    assert reference.coverage_log(coverage[0]) == pytest.approx(np.log(0.5))
+    assert decoding_reference.coverage_log(coverage[0]) == pytest.approx(
+        np.log(0.5)
+    )
 
 
 @pytest.mark.parametrize("beam_size", [2, 3])
@@ -210,7 +212,7 @@ def test_coverage_penalty_matches_numpy_beam_search(
         compiled=compiled,
         coverage_penalty=coverage_penalty,
     )
-    expected = reference.beam_search(
+    expected = decoding_reference.beam_search(
         tables, beam_size, 0.6, coverage_penalty, attention
     )
     for b, beams in enumerate(expected):
@@ -221,8 +223,8 @@ def test_coverage_penalty_matches_numpy_beam_search(
         # Ranked by the normalized score plus the (finite: the masked
         # position is left out) coverage penalty of the whole hypothesis.
         ranked = [
-            reference.normalize(score, length, 0.6)
-            + coverage_penalty * reference.coverage_log(w.sum(0))
+            decoding_reference.normalize(score, length, 0.6)
+            + coverage_penalty * decoding_reference.coverage_log(w.sum(0))
             for score, length, w in zip(scores, lengths, weights)
         ]
         np.testing.assert_allclose(
@@ -243,7 +245,7 @@ def test_zero_coverage_penalty_changes_nothing():
     for key in default:
         np.testing.assert_array_equal(zero[key], default[key], err_msg=key)
     # The same as the search without the penalty's reference ...
-    expected = reference.beam_search(tables, 3, 0.6)
+    expected = decoding_reference.beam_search(tables, 3, 0.6)
     for b, beams in enumerate(expected):
         tokens = np.stack([beam[0] for beam in beams])
         np.testing.assert_array_equal(default["beam_tokens"][b], tokens)
@@ -265,7 +267,7 @@ def test_saved_model_uses_only_core_tensorflow_ops(tmp_path):
     import tensorflow as tf
     from tensorflow.python.framework import op_def_registry
 
-    tables = reference.random_tables(2, 4, 6, seed=7, scale=1.0)
+    tables = decoding_reference.random_tables(2, 4, 6, seed=7, scale=1.0)
     model = FakeModel(tables)
     module = tf.Module()
     module.tables = tf.constant(np.reshape(tables, (2, 24, 6)))

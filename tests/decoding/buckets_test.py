@@ -9,7 +9,7 @@ from attention_zoo.decoding.buckets import bucket_batch_size
 from attention_zoo.decoding.buckets import bucket_length
 from attention_zoo.decoding.buckets import pad_to_buckets
 from attention_zoo.decoding.buckets import unpad
-from tests.test_case import to_numpy
+from tests.support.layer_checks import to_numpy
 
 
 def _reference_batch(n, multiple=64):

@@ -7,11 +7,11 @@ import pytest
 from keras import ops
 
 from attention_zoo.decoding import counter_random
-from tests.decoding.reference import MASK
-from tests.decoding.reference import lowbias32
-from tests.decoding.reference import np_uniform
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.decoding_reference import MASK
+from tests.support.decoding_reference import lowbias32
+from tests.support.decoding_reference import np_uniform
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 
 def test_the_reference_hash_is_a_bijection():

@@ -1,6 +1,6 @@
 """`decode`'s options: coverage penalty, n-best and sampling.
 
-The toy adapter of `decode_test` attends uniformly over the real source
+The toy adapter of `toy_adapter` attends uniformly over the real source
 tokens and gives PAD exactly zero weight, so the coverage penalty must
 leave the padding out (or become `-inf`).
 """
@@ -8,13 +8,13 @@ leave the padding out (or become `-inf`).
 import numpy as np
 import pytest
 
-from tests.decoding import reference
-from tests.decoding.decode_test import STEPS
-from tests.decoding.decode_test import VOCABULARY
-from tests.decoding.decode_test import _adapter
-from tests.decoding.decode_test import _decode
-from tests.decoding.decode_test import _example_tables
-from tests.decoding.decode_test import _sources
+from tests.support import decoding_reference
+from tests.support.toy_adapter import STEPS
+from tests.support.toy_adapter import VOCABULARY
+from tests.support.toy_adapter import decode_to_numpy
+from tests.support.toy_adapter import example_tables
+from tests.support.toy_adapter import make_adapter
+from tests.support.toy_adapter import random_sources
 
 
 def _uniform_attention(sources):
@@ -27,9 +27,9 @@ def _uniform_attention(sources):
 @pytest.mark.parametrize("jit_compile", [True, False], ids=["xla", "eager"])
 @pytest.mark.parametrize("beam_size", [2, 3])
 def test_coverage_penalty_matches_numpy_beam_search(beam_size, jit_compile):
-    adapter = _adapter(seed=2)
-    sources = _sources(3, 5, seed=2)  # padded to (4, 8): PAD is left out
-    out = _decode(
+    adapter = make_adapter(seed=2)
+    sources = random_sources(3, 5, seed=2)  # padded to (4, 8): PAD is left out
+    out = decode_to_numpy(
         adapter,
         sources,
         beam_size=beam_size,
@@ -37,9 +37,11 @@ def test_coverage_penalty_matches_numpy_beam_search(beam_size, jit_compile):
         coverage_penalty=1.5,
         jit_compile=jit_compile,
     )
-    tables = _example_tables(adapter, sources)
+    tables = example_tables(adapter, sources)
     attention = _uniform_attention(sources)
-    expected = reference.beam_search(tables, beam_size, 0.6, 1.5, attention)
+    expected = decoding_reference.beam_search(
+        tables, beam_size, 0.6, 1.5, attention
+    )
     tokens, scores, lengths, weights = zip(*[beams[0] for beams in expected])
     np.testing.assert_array_equal(out["tokens"], np.stack(tokens))
     np.testing.assert_array_equal(out["lengths"], lengths)
@@ -47,15 +49,17 @@ def test_coverage_penalty_matches_numpy_beam_search(beam_size, jit_compile):
     np.testing.assert_allclose(out["attention"], np.stack(weights), atol=1e-6)
     assert np.isfinite(out["beam_normalized_scores"]).all()
     # Short hypotheses cover little of the source: the penalty matters.
-    plain = _decode(adapter, sources, beam_size=beam_size, length_penalty=0.6)
+    plain = decode_to_numpy(
+        adapter, sources, beam_size=beam_size, length_penalty=0.6
+    )
     assert not np.array_equal(plain["tokens"], out["tokens"])
 
 
 def test_zero_coverage_penalty_equals_no_penalty():
-    adapter = _adapter(seed=5)
-    sources = _sources(3, 5, seed=5)
-    plain = _decode(adapter, sources, beam_size=3, length_penalty=0.6)
-    zero = _decode(
+    adapter = make_adapter(seed=5)
+    sources = random_sources(3, 5, seed=5)
+    plain = decode_to_numpy(adapter, sources, beam_size=3, length_penalty=0.6)
+    zero = decode_to_numpy(
         adapter, sources, beam_size=3, length_penalty=0.6, coverage_penalty=0
     )
     for key in plain:
@@ -64,11 +68,11 @@ def test_zero_coverage_penalty_equals_no_penalty():
 
 
 def test_num_results_gives_the_best_beams_best_first():
-    adapter = _adapter(seed=6)
-    sources = _sources(3, 5, seed=6)
-    best = _decode(adapter, sources, beam_size=3)
+    adapter = make_adapter(seed=6)
+    sources = random_sources(3, 5, seed=6)
+    best = decode_to_numpy(adapter, sources, beam_size=3)
     for count in (2, 3):
-        out = _decode(adapter, sources, beam_size=3, num_results=count)
+        out = decode_to_numpy(adapter, sources, beam_size=3, num_results=count)
         assert out["tokens"].shape == (3, count, STEPS)
         assert out["attention"].shape == (3, count, STEPS, 5)
         for key in ("tokens", "lengths", "scores", "normalized_scores"):
@@ -84,22 +88,22 @@ def test_num_results_gives_the_best_beams_best_first():
 
 
 def test_num_results_beyond_the_beam_is_an_error():
-    adapter, sources = _adapter(), _sources(2, 3)
+    adapter, sources = make_adapter(), random_sources(2, 3)
     message = r"num_results.*beam_size.*num_results=4, beam_size=3"
     with pytest.raises(ValueError, match=message):
-        _decode(adapter, sources, beam_size=3, num_results=4)
+        decode_to_numpy(adapter, sources, beam_size=3, num_results=4)
     with pytest.raises(ValueError, match="num_results=2, beam_size=1"):
-        _decode(adapter, sources, num_results=2)
+        decode_to_numpy(adapter, sources, num_results=2)
     with pytest.raises(ValueError, match="num_results"):
-        _decode(adapter, sources, beam_size=3, num_results=0)
+        decode_to_numpy(adapter, sources, beam_size=3, num_results=0)
 
 
 def test_sampling_repeats_per_seed_and_never_recompiles():
-    adapter = _adapter(seed=7)
-    sources = _sources(8, 6, seed=7)
+    adapter = make_adapter(seed=7)
+    sources = random_sources(8, 6, seed=7)
 
     def sample(seed):
-        return _decode(
+        return decode_to_numpy(
             adapter, sources, sampling="temperature", temperature=3.0, seed=seed
         )
 
@@ -122,20 +126,20 @@ def test_sampling_repeats_per_seed_and_never_recompiles():
     ],
 )
 def test_greedy_and_cold_sampling_equal_greedy_search(options):
-    adapter = _adapter(seed=8)
-    sources = _sources(4, 5, seed=8)
-    greedy = _decode(adapter, sources)
-    out = _decode(adapter, sources, seed=3, **options)
+    adapter = make_adapter(seed=8)
+    sources = random_sources(4, 5, seed=8)
+    greedy = decode_to_numpy(adapter, sources)
+    out = decode_to_numpy(adapter, sources, seed=3, **options)
     for key in ("tokens", "lengths", "scores", "attention"):
         np.testing.assert_array_equal(out[key], greedy[key], err_msg=key)
 
 
 def test_top_k_through_decode_keeps_to_the_k_best():
-    adapter = _adapter(seed=9)
-    sources = _sources(8, 6, seed=9)
-    logp = reference.log_softmax(_example_tables(adapter, sources))
+    adapter = make_adapter(seed=9)
+    sources = random_sources(8, 6, seed=9)
+    logp = decoding_reference.log_softmax(example_tables(adapter, sources))
     for seed in range(3):
-        out = _decode(
+        out = decode_to_numpy(
             adapter,
             sources,
             sampling="top_k",
@@ -144,7 +148,7 @@ def test_top_k_through_decode_keeps_to_the_k_best():
             seed=seed,
         )
         for b, row in enumerate(logp):
-            prev = reference.START
+            prev = decoding_reference.START
             for t in range(out["lengths"][b]):
                 token = out["tokens"][b, t]
                 assert (row[t, prev] > row[t, prev, token]).sum() < 2
@@ -163,4 +167,4 @@ def test_top_k_through_decode_keeps_to_the_k_best():
 )
 def test_invalid_options_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        _decode(_adapter(), _sources(2, 3), **kwargs)
+        decode_to_numpy(make_adapter(), random_sources(2, 3), **kwargs)

@@ -1,10 +1,11 @@
 """`decode`: greedy or beam search over an adapter, bucketed and cached.
 
-The toy adapter reads "source" ids `(B, Ts)`: every source token `s` adds
-its table `tables[s]` `(L, V, V)` to the example's next-token logits (PAD
-adds nothing), so an example's logits table is `counts @ tables` and the
-NumPy searches of `reference` give the expected answers. Its attention is
-uniform over the real source tokens.
+The toy adapter (`tests/support/toy_adapter.py`) reads "source" ids
+`(B, Ts)`: every source token `s` adds its table `tables[s]` `(L, V, V)` to
+the example's next-token logits (PAD adds nothing), so an example's logits
+table is `counts @ tables` and the NumPy searches of `decoding_reference`
+give the expected answers. Its attention is uniform over the real source
+tokens.
 """
 
 import logging
@@ -18,85 +19,38 @@ from attention_zoo.decoding import DecodingAdapter
 from attention_zoo.decoding import beam_search
 from attention_zoo.decoding import decode
 from attention_zoo.decoding import greedy_search
-from tests.decoding import reference
-from tests.decoding.reference import END
-from tests.decoding.reference import START
-from tests.test_case import jit
-from tests.test_case import to_numpy
-
-SOURCES, STEPS, VOCABULARY = 7, 4, 6  # source ids, max_length, targets
-
-
-class ToyAdapter(DecodingAdapter):
-    def __init__(self, tables, length_multiple=8):
-        self.tables = np.asarray(tables, "float32")  # (S, L, V, V)
-        self.tables[0] = 0.0  # PAD adds nothing
-        self.length_multiple = length_multiple
-        self.encoded = []  # the shapes `encode` saw: one per trace
-
-    def encode(self, source_ids):
-        self.encoded.append(tuple(source_ids.shape))
-        counts = ops.sum(ops.one_hot(source_ids, SOURCES), axis=1)  # (B, S)
-        tables = ops.einsum("bs,slvw->blvw", counts, self.tables)
-        mask = ops.cast(ops.not_equal(source_ids, 0), "float32")  # (B, Ts)
-        return {
-            "tables": ops.reshape(tables, (-1, STEPS * VOCABULARY, VOCABULARY)),
-            "weights": mask / ops.maximum(ops.sum(mask, 1, keepdims=True), 1),
-        }
-
-    def initial_state(self, memory):
-        return ops.zeros(ops.shape(memory["weights"])[:1], "int32")
-
-    def step(self, token_ids, count, memory, index):
-        row = ops.minimum(count, STEPS - 1) * VOCABULARY + token_ids  # (N,)
-        logits = ops.take_along_axis(
-            memory["tables"], row[:, None, None], axis=1
-        )[:, 0]  # (N, V)
-        return logits, count + 1, memory["weights"]
-
-
-def _adapter(seed=0, **kwargs):
-    rng = np.random.default_rng(seed)
-    shape = (SOURCES, STEPS, VOCABULARY, VOCABULARY)
-    return ToyAdapter(rng.normal(size=shape) * 2.0, **kwargs)
-
-
-def _sources(batch, length, seed=0):
-    """Random source ids `(batch, length)` with PAD after a random end."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1, SOURCES, size=(batch, length)).astype("int32")
-    ends = rng.integers(1, length + 1, size=(batch, 1))
-    return np.where(np.arange(length) < ends, ids, 0).astype("int32")
-
-
-def _decode(adapter, sources, **kwargs):
-    kwargs = {"start_id": START, "end_id": END, "max_length": STEPS, **kwargs}
-    return to_numpy(decode(adapter, sources, **kwargs))
-
-
-def _example_tables(adapter, sources):
-    """The toy model's logits tables per example, `(B, L, V, V)`."""
-    counts = np.stack([np.bincount(row, minlength=SOURCES) for row in sources])
-    return np.einsum("bs,slvw->blvw", counts, adapter.tables)
+from tests.support import decoding_reference
+from tests.support.decoding_reference import END
+from tests.support.decoding_reference import START
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
+from tests.support.toy_adapter import STEPS
+from tests.support.toy_adapter import ToyAdapter
+from tests.support.toy_adapter import decode_to_numpy
+from tests.support.toy_adapter import example_tables
+from tests.support.toy_adapter import make_adapter
+from tests.support.toy_adapter import random_sources
 
 
 @pytest.mark.parametrize("jit_compile", [True, False], ids=["xla", "eager"])
 @pytest.mark.parametrize("beam_size", [1, 2, 3])
 def test_matches_numpy_search(beam_size, jit_compile):
-    adapter = _adapter()
-    sources = _sources(3, 5)  # padded to (4, 8), cut back to (3, 5)
-    out = _decode(
+    adapter = make_adapter()
+    sources = random_sources(3, 5)  # padded to (4, 8), cut back to (3, 5)
+    out = decode_to_numpy(
         adapter,
         sources,
         beam_size=beam_size,
         length_penalty=0.6,
         jit_compile=jit_compile,
     )
-    tables = _example_tables(adapter, sources)
+    tables = example_tables(adapter, sources)
     if beam_size == 1:
-        expected = reference.greedy(tables)
+        expected = decoding_reference.greedy(tables)
     else:
-        expected = [b[0] for b in reference.beam_search(tables, beam_size, 0.6)]
+        expected = [
+            b[0] for b in decoding_reference.beam_search(tables, beam_size, 0.6)
+        ]
     tokens, scores, lengths, _ = zip(*expected)
     np.testing.assert_array_equal(out["tokens"], np.stack(tokens))
     np.testing.assert_array_equal(out["lengths"], lengths)
@@ -114,12 +68,12 @@ def test_matches_numpy_search(beam_size, jit_compile):
 
 
 def test_beam_size_one_is_greedy_and_xla_agrees_with_eager():
-    adapter = _adapter(seed=1)
-    sources = _sources(5, 6, seed=1)
-    greedy = _decode(adapter, sources)
+    adapter = make_adapter(seed=1)
+    sources = random_sources(5, 6, seed=1)
+    greedy = decode_to_numpy(adapter, sources)
     for beam in (
-        _decode(adapter, sources, beam_size=1, length_penalty=0.6),
-        _decode(adapter, sources, jit_compile=False),
+        decode_to_numpy(adapter, sources, beam_size=1, length_penalty=0.6),
+        decode_to_numpy(adapter, sources, jit_compile=False),
     ):
         for key in ("tokens", "lengths", "scores", "attention"):
             np.testing.assert_allclose(beam[key], greedy[key], atol=1e-5)
@@ -131,7 +85,7 @@ def test_beam_size_one_is_greedy_and_xla_agrees_with_eager():
     )
     for key in ("tokens", "lengths", "scores", "attention"):
         np.testing.assert_allclose(direct[key], greedy[key], atol=1e-5)
-    wide = _decode(adapter, sources, beam_size=3, length_penalty=0.0)
+    wide = decode_to_numpy(adapter, sources, beam_size=3, length_penalty=0.0)
     memory = keras.tree.map_structure(lambda x: ops.repeat(x, 3, 0), memory)
     direct = to_numpy(
         beam_search(adapter.step_fn(memory), state, START, END, STEPS, 3, 0.0)
@@ -141,13 +95,13 @@ def test_beam_size_one_is_greedy_and_xla_agrees_with_eager():
 
 
 def test_bucket_padding_changes_no_row():
-    adapter = _adapter(seed=2)
-    sources = _sources(6, 11, seed=2)  # padded to (8, 16)
-    together = _decode(adapter, sources, beam_size=2)
+    adapter = make_adapter(seed=2)
+    sources = random_sources(6, 11, seed=2)  # padded to (8, 16)
+    together = decode_to_numpy(adapter, sources, beam_size=2)
     assert together["tokens"].shape == (6, STEPS)
     assert together["attention"].shape == (6, STEPS, 11)
     for row in range(6):
-        alone = _decode(adapter, sources[row : row + 1], beam_size=2)
+        alone = decode_to_numpy(adapter, sources[row : row + 1], beam_size=2)
         for key in ("tokens", "lengths", "scores", "attention"):
             np.testing.assert_allclose(
                 together[key][row], alone[key][0], atol=1e-5
@@ -155,25 +109,26 @@ def test_bucket_padding_changes_no_row():
 
 
 def test_without_length_multiple_only_the_batch_is_padded():
-    adapter = _adapter(length_multiple=None)
-    out = _decode(adapter, _sources(3, 5))
+    adapter = make_adapter(length_multiple=None)
+    out = decode_to_numpy(adapter, random_sources(3, 5))
     assert out["attention"].shape == (3, STEPS, 5)
     assert adapter.encoded == [(4, 5)]
 
 
 def test_compiles_once_per_configuration_and_bucket(caplog):
-    adapter = _adapter()
+    adapter = make_adapter()
     shapes = [(b, t) for b in (1, 3, 4, 5) for t in (1, 7, 9)]
     with caplog.at_level(logging.WARNING):
         for _ in range(2):  # the second pass compiles nothing
             for batch, length in shapes:
-                _decode(adapter, _sources(batch, length))
+                decode_to_numpy(adapter, random_sources(batch, length))
         # Batches 1, 4, 8 and lengths 8, 16: six buckets, traced once each.
         assert sorted(adapter.encoded) == [
             (b, t) for b in (1, 4, 8) for t in (8, 16)
         ]
-        _decode(adapter, _sources(3, 5), beam_size=2)  # a new configuration
-        _decode(adapter, _sources(4, 7), beam_size=2)  # the same bucket
+        # A new configuration, then one in the same bucket.
+        decode_to_numpy(adapter, random_sources(3, 5), beam_size=2)
+        decode_to_numpy(adapter, random_sources(4, 7), beam_size=2)
         assert len(adapter.encoded) == 7
     # TensorFlow warns "N out of the last M calls ... triggered tf.function
     # retracing" when one function is traced for many shapes.
@@ -181,7 +136,9 @@ def test_compiles_once_per_configuration_and_bucket(caplog):
 
 
 def test_an_empty_batch_gives_empty_results():
-    out = _decode(_adapter(), np.zeros((0, 5), "int32"), beam_size=2)
+    out = decode_to_numpy(
+        make_adapter(), np.zeros((0, 5), "int32"), beam_size=2
+    )
     assert out["tokens"].shape == (0, STEPS)
     assert out["attention"].shape == (0, STEPS, 5)
 
@@ -191,17 +148,17 @@ def test_finalize_sees_the_callers_inputs():
         def finalize(self, result, source_ids):
             return {**result, "source_shape": tuple(source_ids.shape)}
 
-    adapter = Finalizing(_adapter().tables)
+    adapter = Finalizing(make_adapter().tables)
     out = decode(
-        adapter, _sources(3, 5), start_id=START, end_id=END, max_length=2
+        adapter, random_sources(3, 5), start_id=START, end_id=END, max_length=2
     )
     assert out["source_shape"] == (3, 5)
 
 
 def test_works_inside_the_backends_compiler():
-    adapter = _adapter(seed=3)
-    sources = _sources(3, 5, seed=3)
-    expected = _decode(adapter, sources, beam_size=2)
+    adapter = make_adapter(seed=3)
+    sources = random_sources(3, 5, seed=3)
+    expected = decode_to_numpy(adapter, sources, beam_size=2)
 
     def tokens(sources):
         result = decode(
@@ -226,7 +183,7 @@ def test_works_inside_the_backends_compiler():
 def test_works_inside_a_tf_function_with_unknown_shapes():
     import tensorflow as tf
 
-    adapter = _adapter(seed=4)
+    adapter = make_adapter(seed=4)
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
     def serve(sources):
@@ -236,9 +193,9 @@ def test_works_inside_a_tf_function_with_unknown_shapes():
         return result["tokens"], result["lengths"], result["attention"]
 
     for batch, length in [(3, 5), (0, 2)]:
-        sources = _sources(max(batch, 1), length, seed=batch)[:batch]
+        sources = random_sources(max(batch, 1), length, seed=batch)[:batch]
         tokens, lengths, attention = to_numpy(serve(sources))
-        expected = _decode(adapter, sources)
+        expected = decode_to_numpy(adapter, sources)
         np.testing.assert_array_equal(tokens, expected["tokens"])
         np.testing.assert_array_equal(lengths, expected["lengths"])
         np.testing.assert_allclose(attention, expected["attention"])
@@ -256,16 +213,16 @@ def test_works_inside_a_tf_function_with_unknown_shapes():
 def test_invalid_arguments_raise(kwargs, argument):
     arguments = {"start_id": START, "end_id": END, "max_length": STEPS}
     with pytest.raises(ValueError, match=argument):
-        decode(_adapter(), _sources(2, 3), **{**arguments, **kwargs})
+        decode(make_adapter(), random_sources(2, 3), **{**arguments, **kwargs})
     with pytest.raises(ValueError, match="inputs"):
-        decode(_adapter(), {}, **arguments)
+        decode(make_adapter(), {}, **arguments)
 
 
 def test_the_base_adapter_names_what_is_missing():
     with pytest.raises(NotImplementedError, match="encode"):
         decode(
             DecodingAdapter(),
-            _sources(2, 3),
+            random_sources(2, 3),
             start_id=START,
             end_id=END,
             max_length=2,

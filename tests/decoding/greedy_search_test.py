@@ -3,13 +3,13 @@ import pytest
 from keras import ops
 
 from attention_zoo.decoding import greedy_search
-from tests.decoding import reference
-from tests.decoding.reference import END
-from tests.decoding.reference import PAD
-from tests.decoding.reference import START
-from tests.decoding.reference import FakeModel
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support import decoding_reference
+from tests.support.decoding_reference import END
+from tests.support.decoding_reference import PAD
+from tests.support.decoding_reference import START
+from tests.support.decoding_reference import FakeModel
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 
 def run_greedy(model, compiled=False):
@@ -56,21 +56,21 @@ def test_hand_example():
 @pytest.mark.parametrize("max_length", [1, 4])
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "jit"])
 def test_matches_numpy_reference(max_length, compiled):
-    tables = reference.random_tables(3, max_length, 6, seed=1)
+    tables = decoding_reference.random_tables(3, max_length, 6, seed=1)
     out = run_greedy(FakeModel(tables), compiled=compiled)
-    assert_matches(out, reference.greedy(tables))
+    assert_matches(out, decoding_reference.greedy(tables))
 
 
 def test_examples_get_different_answers():
-    tables = reference.random_tables(3, 4, 6, seed=2)
+    tables = decoding_reference.random_tables(3, 4, 6, seed=2)
     out = run_greedy(FakeModel(tables))
     assert len({tuple(row) for row in out["tokens"]}) > 1
-    assert_matches(out, reference.greedy(tables))
+    assert_matches(out, decoding_reference.greedy(tables))
 
 
 def test_end_handling():
     # Example 0 ends at step 1, example 1 at step 3, example 2 never.
-    tables = reference.random_tables(3, 5, 6, seed=3, scale=0.5)
+    tables = decoding_reference.random_tables(3, 5, 6, seed=3, scale=0.5)
     tables[..., END] = -10.0
     tables[0, 1, :, END] = 10.0
     tables[1, 3, :, END] = 10.0
@@ -84,21 +84,21 @@ def test_end_handling():
     assert (out["attention"][1, 4:] == 0).all()
     assert (out["attention"][:, :2].sum(-1) > 0).all()
     # Scores stop at END: the sum over the kept tokens only.
-    assert_matches(out, reference.greedy(tables))
+    assert_matches(out, decoding_reference.greedy(tables))
 
 
 def test_state_is_carried():
-    tables = reference.random_tables(2, 4, 6, seed=4)
+    tables = decoding_reference.random_tables(2, 4, 6, seed=4)
     out = run_greedy(FakeModel(tables))
     # Last column: `count - index`, zero when the counter is carried.
     np.testing.assert_array_equal(out["attention"][..., -1], 0.0)
     # Second to last: a code of the path, which the reference recomputes.
-    expected = np.stack([r[3] for r in reference.greedy(tables)])
+    expected = np.stack([r[3] for r in decoding_reference.greedy(tables)])
     np.testing.assert_array_equal(out["attention"][..., -2], expected[..., -2])
 
 
 def test_low_precision_logits_give_float32_scores():
-    tables = reference.random_tables(2, 3, 6, seed=5) * 1e3
+    tables = decoding_reference.random_tables(2, 3, 6, seed=5) * 1e3
     model = FakeModel(tables)
     step_fn = model.step_fn()
 
@@ -115,7 +115,7 @@ def test_low_precision_logits_give_float32_scores():
 
 @pytest.mark.parametrize("max_length", [0, -1, 2.5, None])
 def test_invalid_max_length(max_length):
-    model = FakeModel(reference.random_tables(1, 2, 6))
+    model = FakeModel(decoding_reference.random_tables(1, 2, 6))
     with pytest.raises(ValueError, match="max_length"):
         greedy_search(
             model.step_fn(), model.initial_state(), START, END, max_length
@@ -123,6 +123,6 @@ def test_invalid_max_length(max_length):
 
 
 def test_empty_state_raises():
-    model = FakeModel(reference.random_tables(1, 2, 6))
+    model = FakeModel(decoding_reference.random_tables(1, 2, 6))
     with pytest.raises(ValueError, match="initial_state"):
         greedy_search(model.step_fn(), {}, START, END, 2)

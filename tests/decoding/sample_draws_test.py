@@ -1,17 +1,18 @@
 """Which token `sample_search` draws: the Gumbel-max trick with the
-counter-based noise, recomputed in NumPy (`reference.np_gumbel`), so the
-same seed draws the same tokens on TensorFlow and JAX, compiled or not,
-and a row draws the same tokens whatever batch it is in."""
+counter-based noise, recomputed in NumPy
+(`decoding_reference.np_gumbel`), so the same seed draws the same tokens on
+TensorFlow and JAX, compiled or not, and a row draws the same tokens
+whatever batch it is in."""
 
 import numpy as np
 import pytest
 
-from tests.decoding import reference
-from tests.decoding.reference import END
-from tests.decoding.reference import START
-from tests.decoding.reference import FakeModel
-from tests.decoding.reference import run_sample
-from tests.decoding.reference import wide_model
+from tests.support import decoding_reference
+from tests.support.decoding_reference import END
+from tests.support.decoding_reference import START
+from tests.support.decoding_reference import FakeModel
+from tests.support.decoding_reference import run_sample
+from tests.support.decoding_reference import wide_model
 
 SEEDS = np.array([0, 1, 2, 3, 2**31, 2**32 - 1, 12345, 7], "uint32")
 
@@ -32,14 +33,14 @@ def _kept(log_probs, sampling, top_k, top_p):
 def _expected_tokens(model, seeds, temperature, sampling, top_k, top_p):
     """NumPy: each row's tokens, drawn as `argmax(logp / T + gumbel)` over
     the kept ids, with the row's noise `np_gumbel(seed, step, id)`."""
-    logp = reference.log_softmax(model.tables)
+    logp = decoding_reference.log_softmax(model.tables)
     ids = np.arange(model.vocabulary_size)[None]
     rows = []
     for b in range(model.batch_size):
         prev, tokens = START, []
         for t in range(model.max_length):
             row = logp[b, t, prev]
-            noise = reference.np_gumbel(seeds[b : b + 1], t, ids)[0]
+            noise = decoding_reference.np_gumbel(seeds[b : b + 1], t, ids)[0]
             kept = _kept(row / temperature, sampling, top_k, top_p)
             token = int(kept[np.argmax(row[kept] / temperature + noise[kept])])
             tokens.append(token)
@@ -118,7 +119,7 @@ def test_frequencies_follow_the_tempered_distribution():
     model = FakeModel(tables)
     out = run_sample(model, seed=np.int32(11), temperature=temperature)
     first = out["tokens"][:, 0]
-    p = np.exp(reference.log_softmax(table[START] / temperature))
+    p = np.exp(decoding_reference.log_softmax(table[START] / temperature))
     counts = np.bincount(first, minlength=8)
     expected = rows * p
     seen = expected > 1e-9
@@ -131,7 +132,7 @@ def test_frequencies_follow_the_tempered_distribution():
         given = second[first == token]
         if len(given) < 400:
             continue
-        q = np.exp(reference.log_softmax(table[token] / temperature))
+        q = np.exp(decoding_reference.log_softmax(table[token] / temperature))
         got = np.bincount(given, minlength=8)
         want = len(given) * q
         keep = want > 5

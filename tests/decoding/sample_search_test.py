@@ -1,8 +1,8 @@
 """`sample_search`: temperature, top-k and top-p sampling in the loop.
 
-The fake model of `reference` gives each step's logits from a table, so a
-sampled sequence's step distributions are recomputed in NumPy and every
-drawn token is checked against them.
+The fake model of `decoding_reference` gives each step's logits from a
+table, so a sampled sequence's step distributions are recomputed in NumPy
+and every drawn token is checked against them.
 """
 
 import numpy as np
@@ -13,18 +13,18 @@ from attention_zoo.decoding import sample_search
 from attention_zoo.decoding import top_k_logits
 from attention_zoo.decoding import top_p_logits
 from attention_zoo.decoding import top_p_mask
-from tests.decoding import reference
-from tests.decoding.reference import END
-from tests.decoding.reference import START
-from tests.decoding.reference import run_sample
-from tests.decoding.reference import wide_model
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support import decoding_reference
+from tests.support.decoding_reference import END
+from tests.support.decoding_reference import START
+from tests.support.decoding_reference import run_sample
+from tests.support.decoding_reference import wide_model
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 
 def _steps(model, out):
     """`(b, t, log_probs (V,), token)` for every generated token."""
-    for b, logp in enumerate(reference.log_softmax(model.tables)):
+    for b, logp in enumerate(decoding_reference.log_softmax(model.tables)):
         prev = START
         for t in range(out["lengths"][b]):
             token = out["tokens"][b, t]
@@ -169,10 +169,10 @@ def test_a_seed_repeats_and_seeds_differ(compiled):
 def test_scores_and_attention_follow_the_drawn_tokens():
     model = wide_model(seed=6)
     out = run_sample(model, seed=1, sampling="top_k", top_k=4)
-    logp = reference.log_softmax(model.tables)
+    logp = decoding_reference.log_softmax(model.tables)
     for b in range(model.batch_size):
         sequence = out["tokens"][b, : out["lengths"][b]]
-        tokens, score, length, attention = reference.sequence_info(
+        tokens, score, length, attention = decoding_reference.sequence_info(
             logp[b], sequence, model.max_length
         )
         np.testing.assert_array_equal(out["tokens"][b], tokens)

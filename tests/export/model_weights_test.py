@@ -13,7 +13,7 @@ from attention_zoo.export import ServingModule
 from attention_zoo.export import exported_weights
 from attention_zoo.export import read_model_weights
 from attention_zoo.export import save_export
-from tests.export.saving_test import ToyBundle
+from tests.support.toy_bundle import ToyBundle
 
 
 def _model(units=3, seed=0):

@@ -3,7 +3,6 @@ whole with the bundle's files and `metadata.json`, or not at all; the newest
 numbered version is the one served."""
 
 import hashlib
-import json
 import os
 
 import numpy as np
@@ -15,35 +14,7 @@ from attention_zoo.export import next_version
 from attention_zoo.export import read_metadata
 from attention_zoo.export import resolve_version
 from attention_zoo.export import save_export
-
-
-class _ToyConfig:
-    def to_json(self):
-        return json.dumps({"units": 4})
-
-
-class ToyBundle:
-    """The part of a bundle `save_export` uses."""
-
-    application = "toy"
-    config = _ToyConfig()
-
-    def __init__(self, fail=False):
-        self.fail = fail
-
-    def save_assets(self, directory):
-        with open(os.path.join(directory, "config.json"), "w") as f:
-            f.write(self.config.to_json())
-        with open(os.path.join(directory, "vocabulary.txt"), "w") as f:
-            f.write("[PAD]\n[UNK]\n")
-        if self.fail:
-            raise RuntimeError("disk full")
-
-    def vocabulary_files(self):
-        return ["vocabulary.txt"]
-
-    def input_limits(self):
-        return {"x": 8}
+from tests.support.toy_bundle import ToyBundle
 
 
 class _Adding(tf.Module):

@@ -13,7 +13,7 @@ import tensorflow as tf
 from attention_zoo.export import ServingModule
 from attention_zoo.export import load_signature
 from attention_zoo.export import save_export
-from tests.export.saving_test import ToyBundle
+from tests.support.toy_bundle import ToyBundle
 
 
 class ScalingModule(ServingModule):

@@ -24,9 +24,9 @@ from attention_zoo.export import WARMUP_FILE
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import save_export
 from attention_zoo.export import write_warmup_requests
-from tests.serving_testing import APPLICATIONS
-from tests.serving_testing import StandInBundle
-from tests.serving_testing import tiny_bundle
+from tests.support.tiny_bundles import APPLICATIONS
+from tests.support.tiny_bundles import StandInBundle
+from tests.support.tiny_bundles import tiny_bundle
 
 SHIPPED = {model.name: model for model in zoo.shipped_models()}
 

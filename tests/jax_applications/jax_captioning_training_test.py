@@ -4,9 +4,9 @@ attention for PNG bytes."""
 
 import numpy as np
 
-from tests import export_testing
-from tests import png_testing
-from tests.jax_applications import jax_runs
+from tests.support import fresh_process
+from tests.support import jax_runs
+from tests.support import png_images
 
 pytestmark = jax_runs.ONLY_ON_JAX
 
@@ -16,11 +16,11 @@ def test_captioning_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
 
     captioner, path = jax_runs.train_on_jax(monkeypatch, tmp_path, "captioning")
     images, _ = synthetic.fit_arguments(3, seed=7, image_size=32)
-    encoded, pixels = png_testing.pngs_and_pixels(images)
+    encoded, pixels = png_images.pngs_and_pixels(images)
     expected, maps, _ = captioner.caption(
         pixels, beam_size=1, return_attention=True
     )
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(image=tf.constant({encoded!r}))

@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from tests.applications.ehr.ehr_serving_inputs import served_risk
-from tests.jax_applications import jax_runs
+from tests.support import jax_runs
+from tests.support.ehr_inputs import served_risk
 
 pytestmark = jax_runs.ONLY_ON_JAX
 

@@ -8,8 +8,8 @@ backends)."""
 from applications import registry
 from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
-from tests import export_testing
-from tests.jax_applications import jax_runs
+from tests.support import fresh_process
+from tests.support import jax_runs
 
 pytestmark = jax_runs.ONLY_ON_JAX
 
@@ -34,7 +34,7 @@ def test_jax_samples_equal_the_exported_seeded_signature(tmp_path):
     )  # the samples depend on the seed
     path = str(tmp_path / "translation" / "1")
     translator.export(path, **SAMPLING)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 seeded = tf.saved_model.load({path!r}).signatures["seeded"]
 out = seeded(text=tf.constant({texts!r}), seed=tf.constant({seeds!r}, tf.int64))

@@ -27,9 +27,9 @@ import pytest
 
 from applications import registry
 from applications.common import backend_export
-from tests import export_testing
-from tests.applications.tiny_runs import TINY_FLAGS
-from tests.jax_applications import jax_runs
+from tests.support import fresh_process
+from tests.support import jax_runs
+from tests.support.tiny_runs import TINY_FLAGS
 
 pytestmark = jax_runs.ONLY_ON_JAX
 
@@ -45,7 +45,7 @@ def test_translation_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
     expected, maps, scores = translator.translate(
         texts, return_attention=True, return_scores=True
     )
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))
@@ -72,7 +72,7 @@ def test_entailment_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
     examples = synthetic.make_synthetic_entailment(6, seed=7).examples
     premises, hypotheses = list(examples.premises), list(examples.hypotheses)
     expected = classifier.predict(premises, hypotheses)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(premise=tf.constant({premises!r}),

@@ -6,9 +6,9 @@ import pytest
 from keras import ops
 
 from attention_zoo.layers import AdditiveAttention
-from tests.test_case import jit
-from tests.test_case import np_softmax
-from tests.test_case import to_numpy
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import to_numpy
 
 B, TQ, TV, DQ, DK, DV, U = 2, 3, 5, 4, 6, 7, 8
 

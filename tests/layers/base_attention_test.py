@@ -9,10 +9,10 @@ from attention_zoo.layers import AdditiveAttention
 from attention_zoo.layers import BaseAttention
 from attention_zoo.layers import BilinearAttention
 from attention_zoo.layers import KernelRegressionAttention
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, TQ, TV, D = 2, 3, 5, 4
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from attention_zoo.layers import BilinearAttention
-from tests.test_case import np_softmax
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, TQ, TV, D, DV, R = 2, 3, 5, 4, 6, 3
 

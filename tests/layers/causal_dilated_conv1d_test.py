@@ -5,12 +5,12 @@ from keras import ops
 
 from attention_zoo.blocks import stream_sequence
 from attention_zoo.layers import CausalDilatedConv1D
-from tests.causal_testing import input_gradient
-from tests.causal_testing import seen_steps
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.causal_reference import input_gradient
+from tests.support.causal_reference import seen_steps
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 
 def np_causal_conv1d(x, kernel, bias, dilation_rate):

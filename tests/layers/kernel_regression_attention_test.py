@@ -6,10 +6,10 @@ import pytest
 from keras import ops
 
 from attention_zoo.layers import KernelRegressionAttention
-from tests.test_case import assert_model_round_trip
-from tests.test_case import np_softmax
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, TQ, TV, D, DV = 2, 3, 6, 2, 4
 

@@ -6,10 +6,10 @@ import pytest
 from keras import ops
 
 from attention_zoo.layers import MonotonicAttention
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, TQ, TV, DQ, DV, U = 2, 4, 6, 5, 3, 8
 CONFIGS = {

@@ -11,12 +11,12 @@ from keras import ops
 
 from attention_zoo.layers import MultiHead
 from attention_zoo.layers import multi_head_kernels
-from tests.test_case import assert_config_round_trip
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import np_softmax
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_config_round_trip
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, T, TV, DQ, DV, H, DK = 2, 6, 7, 8, 5, 4, 3
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from attention_zoo.layers import SoftAlignment
-from tests.test_case import assert_model_round_trip
-from tests.test_case import np_softmax
-from tests.test_case import run_layer_test
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import run_layer_test
+from tests.support.layer_checks import to_numpy
 
 B, M, N, D = 2, 5, 4, 6
 

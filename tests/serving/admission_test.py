@@ -17,7 +17,7 @@ from tensorflow_serving.apis import predict_pb2
 from attention_zoo.serving import rest_api
 from attention_zoo.serving.admission import RequestBudget
 from attention_zoo.serving.status import ServingError
-from tests.serving import in_process
+from tests.support import stand_in_server
 
 
 def test_requests_within_the_budget_run_at_once():
@@ -82,7 +82,7 @@ def test_a_coroutine_waits_without_blocking_the_loop():
     assert budget.in_flight == 0
 
 
-def post(port, body, timeout=in_process.WAIT_SECONDS):
+def post(port, body, timeout=stand_in_server.WAIT_SECONDS):
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/models/m:predict",
         data=json.dumps(body).encode("utf-8"),
@@ -95,19 +95,19 @@ def post(port, body, timeout=in_process.WAIT_SECONDS):
 
 
 def test_rest_large_requests_wait_then_run_past_the_budget_429():
-    server = in_process.StandInServer()
+    server = stand_in_server.StandInServer()
     budget = RequestBudget(1000)
     app = rest_api.make_app(server, max_request_bytes=1000, budget=budget)
     body = {"instances": ["a" * 600]}
     size = len(json.dumps(body))
     with (
-        in_process.rest_app(app) as port,
+        stand_in_server.rest_app(app) as port,
         concurrent.futures.ThreadPoolExecutor(2) as pool,
     ):
         first = pool.submit(post, port, body)
-        in_process.wait_until(lambda: server.model.running == 1, "a run")
+        stand_in_server.wait_until(lambda: server.model.running == 1, "a run")
         second = pool.submit(post, port, body)
-        in_process.wait_until(lambda: budget.waiting == 1, "a wait")
+        stand_in_server.wait_until(lambda: budget.waiting == 1, "a wait")
         # Not read yet: the waiting body is admitted by its Content-Length.
         assert budget.in_flight == size and server.model.running == 1
         status, answer = post(port, body)
@@ -115,24 +115,24 @@ def test_rest_large_requests_wait_then_run_past_the_budget_429():
         assert "--max_request_bytes_in_flight" in answer["error"]
         server.gate.set()
         for future in (first, second):
-            status, answer = future.result(in_process.WAIT_SECONDS)
+            status, answer = future.result(stand_in_server.WAIT_SECONDS)
             assert status == 200, answer
             assert answer == {"predictions": ["a" * 600]}
     assert budget.in_flight == 0
 
 
 def test_rest_a_request_that_times_out_keeps_its_bytes_until_it_ends():
-    server = in_process.StandInServer()
+    server = stand_in_server.StandInServer()
     budget = RequestBudget(1000)
     app = rest_api.make_app(
         server, timeout_ms=50, max_request_bytes=1000, budget=budget
     )
-    with in_process.rest_app(app) as port:
+    with stand_in_server.rest_app(app) as port:
         status, answer = post(port, {"instances": ["a"]})
         assert status == 504, answer
         assert budget.in_flight > 0  # still running on its thread
         server.gate.set()
-        in_process.wait_until(lambda: budget.in_flight == 0, "the release")
+        stand_in_server.wait_until(lambda: budget.in_flight == 0, "the release")
 
 
 def string_request(texts):
@@ -145,14 +145,14 @@ def string_request(texts):
 
 
 def test_grpc_large_requests_wait_then_resource_exhausted():
-    server = in_process.StandInServer()
+    server = stand_in_server.StandInServer()
     budget = RequestBudget(1000)
     request = string_request([b"a" * 600])
-    with in_process.grpc_app(server, 1000, budget) as stub:
+    with stand_in_server.grpc_app(server, 1000, budget) as stub:
         first = stub.Predict.future(request, timeout=30)
-        in_process.wait_until(lambda: server.model.running == 1, "a run")
+        stand_in_server.wait_until(lambda: server.model.running == 1, "a run")
         second = stub.Predict.future(request, timeout=30)
-        in_process.wait_until(lambda: budget.waiting == 1, "a wait")
+        stand_in_server.wait_until(lambda: budget.waiting == 1, "a wait")
         with pytest.raises(grpc.RpcError) as refused:
             stub.Predict(request, timeout=30)
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -168,14 +168,14 @@ def test_grpc_large_requests_wait_then_resource_exhausted():
 def test_grpc_a_tensor_padded_past_the_limit_is_refused():
     """TF pads a short value list with its last value: 2000 copies of a
     1 kB string are 2 MB from a message of 1 kB."""
-    server = in_process.StandInServer()
+    server = stand_in_server.StandInServer()
     server.gate.set()
     bomb = predict_pb2.PredictRequest()
     bomb.model_spec.name = "m"
     bomb.inputs["x"].dtype = tf.string.as_datatype_enum
     bomb.inputs["x"].tensor_shape.dim.add().size = 2000
     bomb.inputs["x"].string_val.append(b"a" * 1000)
-    with in_process.grpc_app(server, 1 << 20) as stub:
+    with stand_in_server.grpc_app(server, 1 << 20) as stub:
         with pytest.raises(grpc.RpcError) as refused:
             stub.Predict(bomb, timeout=30)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -1,6 +1,6 @@
 """Hostile REST bodies get TF Serving's `{"error": ...}` with a 4xx, never
 a 500: too deep, too large numbers, lone surrogates, too many examples
-(the REST app in process, over a stand-in model; `in_process`)."""
+(the REST app in process, over a stand-in model; `stand_in_server`)."""
 
 import json
 import urllib.error
@@ -11,15 +11,15 @@ import tensorflow as tf
 
 from attention_zoo.export import rest
 from attention_zoo.serving import rest_api
-from tests.serving import in_process
+from tests.support import stand_in_server
 
 
 @pytest.fixture(scope="module")
 def port():
-    server = in_process.StandInServer()
+    server = stand_in_server.StandInServer()
     server.gate.set()
     app = rest_api.make_app(server, max_request_bytes=1 << 20)
-    with in_process.rest_app(app) as port:
+    with stand_in_server.rest_app(app) as port:
         yield port
 
 

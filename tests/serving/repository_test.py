@@ -10,7 +10,7 @@ import pytest
 from attention_zoo.serving import flags
 from attention_zoo.serving.model_server import ModelServer
 from attention_zoo.serving.process import ServerProcess
-from tests.serving.scaling_model import save_scaling_model
+from tests.support.scaling_models import save_scaling_model
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """`attention-zoo serve` answers as TF Serving does, to real clients.
 
 One server in a subprocess serves an export of every application (the
-tiny bundles of `tests/serving_testing.py`), named in a
+tiny bundles of `tests/support/tiny_bundles.py`), named in a
 `--model_config_file`, with batching and the Prometheus page on. Plain
 HTTP requests and the official `PredictionServiceStub` get what the
 signature gives in process (`predict_request` for REST's JSON); bad
@@ -22,9 +22,9 @@ from tensorflow_serving.apis import predict_pb2
 from applications import registry
 from attention_zoo.export import predict_request
 from attention_zoo.serving.process import ServerProcess
-from tests import serving_testing
+from tests.support import tiny_bundles
 
-APPLICATIONS = serving_testing.APPLICATIONS
+APPLICATIONS = tiny_bundles.APPLICATIONS
 MAX_BYTES = 1 << 20
 MAX_BATCH = 16
 
@@ -36,7 +36,7 @@ def served(tmp_path_factory):
     models, configs = {}, []
     for application in APPLICATIONS:
         path = root / application / "1"
-        serving_testing.tiny_bundle(application).export(str(path))
+        tiny_bundles.tiny_bundle(application).export(str(path))
         models[application] = tf.saved_model.load(str(path))
         configs.append(
             f'config {{ name: "{application}" base_path: '
@@ -66,7 +66,7 @@ def served(tmp_path_factory):
 
 def in_process(model, columns):
     signature = model.signatures["serving_default"]
-    inputs = serving_testing.signature_inputs(signature, columns)
+    inputs = tiny_bundles.signature_inputs(signature, columns)
     return {k: v.numpy() for k, v in signature(**inputs).items()}
 
 
@@ -76,9 +76,9 @@ def test_rest_predict_answers_what_the_signature_gives(
     served, application, layout
 ):
     server, models = served
-    columns = serving_testing.columnar_inputs(application)
+    columns = tiny_bundles.columnar_inputs(application)
     body = (
-        {"instances": serving_testing.row_instances(columns)}
+        {"instances": tiny_bundles.row_instances(columns)}
         if layout == "instances"
         else {"inputs": columns}
     )
@@ -98,7 +98,7 @@ def tensor_request(models, application, columns):
     request = predict_pb2.PredictRequest()
     request.model_spec.name = application
     signature = models[application].signatures["serving_default"]
-    model_inputs = serving_testing.signature_inputs(signature, columns)
+    model_inputs = tiny_bundles.signature_inputs(signature, columns)
     for name, tensor in model_inputs.items():
         request.inputs[name].CopyFrom(tf.make_tensor_proto(tensor.numpy()))
     return request
@@ -118,7 +118,7 @@ def test_grpc_predict_answers_what_the_signature_gives(
     served, stub, application
 ):
     _, models = served
-    columns = serving_testing.columnar_inputs(application)
+    columns = tiny_bundles.columnar_inputs(application)
     response = stub[0].Predict(
         tensor_request(models, application, columns), timeout=60
     )
@@ -139,7 +139,7 @@ def test_grpc_output_filter(served, stub):
     request = tensor_request(
         served[1],
         "translation",
-        serving_testing.columnar_inputs("translation"),
+        tiny_bundles.columnar_inputs("translation"),
     )
     request.output_filter.append("translation")
     response = stub[0].Predict(request, timeout=60)
@@ -304,7 +304,7 @@ def grpc_error(call, request):
 def test_bad_grpc_requests_get_tf_servings_status_codes(served, stub):
     predict = stub[0].Predict
     good = tensor_request(
-        served[1], "entailment", serving_testing.columnar_inputs("entailment")
+        served[1], "entailment", tiny_bundles.columnar_inputs("entailment")
     )
     unknown = predict_pb2.PredictRequest()
     unknown.CopyFrom(good)

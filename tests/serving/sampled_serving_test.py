@@ -9,7 +9,7 @@ import pytest
 
 from applications import registry
 from attention_zoo.serving.process import ServerProcess
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
 PREDICT = "/v1/models/translation:predict"
@@ -19,7 +19,7 @@ PREDICT = "/v1/models/translation:predict"
 def served(tmp_path_factory):
     """`(server, translator)`."""
     root = tmp_path_factory.mktemp("sampled")
-    translator = serving_testing.tiny_bundle("translation")
+    translator = tiny_bundles.tiny_bundle("translation")
     translator.export(str(root / "translation" / "1"), **SAMPLING)
     batching = root / "batching.config"
     batching.write_text(

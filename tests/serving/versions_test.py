@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attention_zoo.serving.process import ServerProcess
-from tests.serving import scaling_model
+from tests.support import scaling_models
 
 X = [1.0, 2.0, 3.0]
 
@@ -115,7 +115,7 @@ def grpc_sender(server):
 @pytest.fixture
 def base_path(tmp_path):
     base = tmp_path / "scale"
-    scaling_model.save_scaling_model(str(base / "1"), 1.0)
+    scaling_models.save_scaling_model(str(base / "1"), 1.0)
     return base
 
 
@@ -134,7 +134,7 @@ def test_a_new_version_under_load_is_served_with_zero_failures(base_path):
     ) as server:
         load = Load(rest_sender(server))
         server.wait_for(lambda: load.count() > 40, what="requests")
-        scaling_model.save_scaling_model(str(base_path / "2"), 2.0)
+        scaling_models.save_scaling_model(str(base_path / "2"), 2.0)
         server.wait_for(
             lambda: (status_of(server, 2) or {}).get("state") == "AVAILABLE",
             what="version 2",
@@ -185,7 +185,7 @@ def test_a_corrupt_version_folder_leaves_the_old_version_serving(base_path):
         for name in os.listdir(corrupt):
             os.unlink(corrupt / name)
         os.rmdir(corrupt)
-        scaling_model.save_scaling_model(str(corrupt), 2.0)
+        scaling_models.save_scaling_model(str(corrupt), 2.0)
         server.wait_for(
             lambda: (status_of(server, 2) or {}).get("state") == "AVAILABLE",
             what="the rewritten version 2",

@@ -12,7 +12,7 @@ import pytest
 from applications import registry
 from applications import zoo
 from benchmarks import build_zoo
-from tests.export_testing import run_without_project
+from tests.support.fresh_process import run_without_project
 
 SHIPPED = {model.name: model for model in zoo.shipped_models()}
 NAMES = sorted(build_zoo.RECIPES)

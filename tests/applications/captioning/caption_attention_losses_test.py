@@ -12,7 +12,7 @@ from applications.captioning.attention_losses import next_words
 from applications.captioning.attention_losses import reinforce_loss
 from applications.captioning.captioner import Captioner
 from applications.common.wordpiece import END_ID
-from tests.test_case import to_numpy
+from tests.support.layer_checks import to_numpy
 
 B, T, V = 3, 5, 11
 TOKENS = np.array([[2, 5, 6, 7, 0], [2, 8, 0, 0, 0], [2, 4, 4, 9, 10]])

@@ -8,8 +8,8 @@ import pytest
 from applications.captioning.attention_losses import attention_penalty
 from applications.captioning.attention_losses import caption_log_likelihood
 from applications.captioning.decoder import AttentionLSTMDecoder
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 B, L, D, V = 2, 6, 12, 30
 TOKENS = np.array([[2, 5, 6, 7, 0], [2, 8, 9, 0, 0]], "int32")

@@ -9,7 +9,7 @@ from applications.captioning.model import build_captioner
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import START_ID
 from attention_zoo.decoding import decode
-from tests.test_case import to_numpy
+from tests.support.layer_checks import to_numpy
 
 V = 20
 

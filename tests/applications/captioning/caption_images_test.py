@@ -14,9 +14,9 @@ from applications.captioning.images import decode_image_bytes
 from applications.captioning.images import load_images
 from applications.captioning.images import read_image
 from applications.captioning.images import safe_image_path
-from tests.applications.captioning.caption_files import error_at
-from tests.applications.captioning.caption_files import touch
-from tests.applications.captioning.caption_files import write
+from tests.support.caption_files import error_at
+from tests.support.caption_files import touch
+from tests.support.caption_files import write
 
 
 def test_data_re_exports_the_image_functions():

@@ -13,15 +13,15 @@ from applications import cli
 from applications.captioning import serve as caption_serve
 from applications.captioning.shapes import make_synthetic_shapes
 from applications.common.wordpiece import END_ID
-from tests import png_testing
-from tests import serving_testing
+from tests.support import png_images
+from tests.support import tiny_bundles
 
 
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory):
     """The tiny captioner's export: its 9 tokens never reach `[END]`."""
     folder = tmp_path_factory.mktemp("captioning") / "export"
-    captioner = serving_testing.tiny_bundle("captioning")
+    captioner = tiny_bundles.tiny_bundle("captioning")
     captioner.export(str(folder / "1"), jit_compile=False)
     return folder
 
@@ -30,7 +30,7 @@ def export_dir(tmp_path_factory):
 def ending_export_dir(tmp_path_factory):
     """The same captioner made to write `[END]` first: nothing is cut."""
     folder = tmp_path_factory.mktemp("ending") / "export"
-    captioner = serving_testing.tiny_bundle("captioning")
+    captioner = tiny_bundles.tiny_bundle("captioning")
     logits = captioner.model.get_layer("decoder").logits
     kernel, bias = saved = logits.get_weights()
     ending = np.where(np.arange(len(bias)) == END_ID, 50.0, -50.0)
@@ -49,7 +49,7 @@ def images(tmp_path_factory):
     paths = []
     for i, image in enumerate(shapes):
         path = folder / f"shape-{i}.png"
-        path.write_bytes(png_testing.png(image))
+        path.write_bytes(png_images.png(image))
         paths.append(str(path))
     return paths
 

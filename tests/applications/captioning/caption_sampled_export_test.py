@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 
 from applications.captioning.export import CaptioningServingModule
-from tests import export_testing
-from tests import png_testing
+from tests.support import fresh_process
+from tests.support import png_images
 
 SAMPLING = {"sampling": "top_k", "top_k": 4, "temperature": 1.5}
 
@@ -18,7 +18,7 @@ SAMPLING = {"sampling": "top_k", "top_k": 4, "temperature": 1.5}
 def encoded(shapes):
     """PNGs of the held-out images, and the pixels the export decodes
     from them (8-bit, back in [0, 1])."""
-    return png_testing.pngs_and_pixels(shapes.images[40:46])
+    return png_images.pngs_and_pixels(shapes.images[40:46])
 
 
 def test_captions_draw_alike_with_any_batch_size(captioner, shapes):
@@ -69,7 +69,7 @@ def test_sampling_export_serves_without_the_project(
     captioner.export(path, **SAMPLING)  # beam 1 when sampling
     seeds = [8, 6, 7, 5, 3, 0]
     expected = captioner.caption(pixels, seed=seeds, **SAMPLING)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})
 images = tf.constant({pngs!r})

@@ -11,8 +11,8 @@ from applications import registry
 from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
 from applications.captioning.shapes import make_synthetic_shapes
-from tests import export_testing
-from tests import png_testing
+from tests.support import fresh_process
+from tests.support import png_images
 
 TINY = registry.get("captioning").tiny_config()
 
@@ -127,7 +127,7 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
 ):
     from applications.captioning.export import CaptioningServingModule
 
-    encoded, pixels = png_testing.pngs_and_pixels(shapes.images[40:43])
+    encoded, pixels = png_images.pngs_and_pixels(shapes.images[40:43])
     module = CaptioningServingModule(captioner, beam_size=3, num_results=2)
     served = module.serve(tf.constant(encoded))
     n_best, scores = captioner.caption(
@@ -185,11 +185,11 @@ def test_hard_attention_trains_and_exports(shapes, tmp_path):
 
 
 def check_export(captioner, shapes, tmp_path):
-    encoded, pixels = png_testing.pngs_and_pixels(shapes.images[40:43])
+    encoded, pixels = png_images.pngs_and_pixels(shapes.images[40:43])
     expected, maps, _ = captioner.caption(pixels, return_attention=True)
     path = str(tmp_path / "captioning" / "1")
     captioner.export(path)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})
 serve = model.signatures["serving_default"]
@@ -209,8 +209,8 @@ emit({{
         np.testing.assert_allclose(
             attention[row, : len(heatmaps)], heatmaps, atol=1e-4
         )
-    ops = export_testing.saved_model_ops(path)
-    assert not export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    ops = fresh_process.saved_model_ops(path)
+    assert not fresh_process.ops_unknown_to_tensorflow_and_text(ops)
     serve = tf.saved_model.load(path).signatures["serving_default"]
     with pytest.raises(tf.errors.InvalidArgumentError):
         serve(image=tf.constant([b"not an image"]))

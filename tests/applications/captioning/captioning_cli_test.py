@@ -14,8 +14,8 @@ from applications.captioning import overlays
 from applications.captioning.captioner import Captioner
 from applications.captioning.synthetic import make_synthetic_shapes
 from attention_zoo.export import load_signature
-from tests import png_testing
-from tests import resume_testing
+from tests.support import png_images
+from tests.support import resume_checks
 
 TINY = [
     "--image-size",
@@ -105,7 +105,7 @@ def test_caption_prints_captions_and_writes_one_figure_per_image(
     paths = []
     for index, image in enumerate(shapes.images):
         paths.append(tmp_path / f"shape{index}.png")
-        paths[-1].write_bytes(png_testing.png(image))
+        paths[-1].write_bytes(png_images.png(image))
     plot = tmp_path / "figures" / "out.png"
     argv = ["caption", str(export), *map(str, paths), "--plot", str(plot)]
     assert cli.main(argv) == 0
@@ -132,7 +132,7 @@ def test_caption_prints_captions_and_writes_one_figure_per_image(
 def test_caption_names_a_corrupt_or_missing_image(trained, tmp_path, capsys):
     export = trained[0] / "saved_models" / "captioning"
     good = tmp_path / "good.png"
-    good.write_bytes(png_testing.png(np.zeros((16, 16, 3))))
+    good.write_bytes(png_images.png(np.zeros((16, 16, 3))))
     corrupt = tmp_path / "corrupt.jpg"
     corrupt.write_bytes(b"\xff\xd8 not really a jpeg")
     missing = tmp_path / "missing.png"
@@ -163,7 +163,7 @@ def _write_coco(folder, shapes, missing_name, corrupt_name):
         zip(shapes.images, shapes.captions)
     ):
         name = f"{index:04d}.png"
-        (images_dir / name).write_bytes(png_testing.png(image))
+        (images_dir / name).write_bytes(png_images.png(image))
         images.append({"id": index, "file_name": name})
         for text in (caption, caption.replace(" a ", " one ")):
             annotations.append({"image_id": index, "caption": text})
@@ -300,10 +300,10 @@ def test_hard_attention_trains_under_mirrored(tmp_path):
     """Two replicas: each keeps its REINFORCE baseline (on read), so no
     sync inside the step drops a replica's added loss (it did with a
     mirrored baseline: the attention's gradients were missing)."""
-    from tests import distribute_testing
+    from tests.support import distributed_runs
 
     # fmt: off
-    result = distribute_testing.run(
+    result = distributed_runs.run(
         "cli", "2", "train", "captioning", "--attention-mode", "hard",
         "--strategy", "mirrored", "--synthetic-images", "64", "--epochs",
         "1", *TINY, "--beam-size", "1", "--run-dir", str(tmp_path / "run"),
@@ -339,7 +339,7 @@ def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
         "--run-dir",
         str(tmp_path / "run"),
     ]
-    resume_testing.check_cli_resumes(
+    resume_checks.check_cli_resumes(
         monkeypatch, Captioner, argv, tmp_path / "run"
     )
 

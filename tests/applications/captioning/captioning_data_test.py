@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from applications.captioning import data
-from tests.applications.captioning.caption_files import error_at
-from tests.applications.captioning.caption_files import touch
-from tests.applications.captioning.caption_files import write
+from tests.support.caption_files import error_at
+from tests.support.caption_files import touch
+from tests.support.caption_files import write
 
 
 def _coco(images, annotations):

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from applications.captioning import efficientnet_lite
 from applications.captioning import encoders
-from tests.applications.captioning.torch_files import save_torch_state_dict
+from tests.support.torch_files import save_torch_state_dict
 
 FOLDER = "imagenet-efficientnet-lite0"
 NPZ = "efficientnet_lite0_state_dict.npz"

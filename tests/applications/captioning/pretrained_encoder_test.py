@@ -19,8 +19,8 @@ from applications.captioning.model import decoder_model
 from applications.captioning.model import encoder_is_trainable
 from applications.captioning.model import encoder_model
 from applications.captioning.synthetic import make_synthetic_shapes
-from tests import export_testing
-from tests import png_testing
+from tests.support import fresh_process
+from tests.support import png_images
 
 NPZ = "imagenet-efficientnet-lite0/efficientnet_lite0_state_dict.npz"
 SMALL = dict(
@@ -293,9 +293,9 @@ def test_cli_trains_with_the_imagenet_encoder_and_exports(
     assert captioner.caches_features()
     assert _trainable_count(encoder_model(captioner.model)) == 0
     shapes = make_synthetic_shapes(2, image_size=64, seed=5)
-    pngs, pixels = png_testing.pngs_and_pixels(shapes.images)
+    pngs, pixels = png_images.pngs_and_pixels(shapes.images)
     expected = captioner.caption(pixels, beam_size=1)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({str(export / "1")!r}).signatures["serving_default"]
 out = serve(image=tf.constant({pngs!r}))

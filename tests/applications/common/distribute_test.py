@@ -17,7 +17,7 @@ from applications.common import distribute
 from applications.common import training
 from applications.ehr.config import EHRConfig
 from applications.ehr.risk_model import RiskModel
-from tests import distribute_testing
+from tests.support import distributed_runs
 
 slow = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_train_help_documents_strategy_and_global_batch(app, capsys):
 
 def test_tpu_without_a_tpu_is_a_clear_error(tmp_path):
     # A subprocess: looking for a TPU starts TensorFlow's runtime.
-    completed = distribute_testing.run(
+    completed = distributed_runs.run(
         "cli", "1", "train", "ehr", "--strategy", "tpu",
         "--run-dir", str(tmp_path),
         env={"TPU_NAME": "local"},
@@ -159,15 +159,15 @@ def test_a_model_built_outside_the_strategy_is_rejected():
     ],
 )
 def test_mirrored_matches_default_on_the_same_global_batches(app):
-    completed = distribute_testing.run("compare", app)
+    completed = distributed_runs.run("compare", app)
     assert completed.returncode == 0, _output(completed)
     runs = json.loads(completed.stdout.strip().splitlines()[-1])
     default, mirrored = runs["default"], runs["mirrored"]
     assert (default["replicas"], mirrored["replicas"]) == (1, 2)
-    global_batch = 2 * distribute_testing.BATCH
+    global_batch = 2 * distributed_runs.BATCH
     assert default["global_batch_size"] == global_batch
     assert mirrored["global_batch_size"] == global_batch
-    steps = distribute_testing.STEPS * distribute_testing.EPOCHS
+    steps = distributed_runs.STEPS * distributed_runs.EPOCHS
     assert len(default["losses"]) == len(mirrored["losses"]) == steps
     # Equal up to float rounding; with padding masks (translation,
     # captioning) each replica averages over its own unmasked tokens,
@@ -202,7 +202,7 @@ def test_multi_worker_workers_end_with_identical_weights(tmp_path):
         }
         env = {"TF_CONFIG": json.dumps(tf_config), "TMPDIR": str(temporary)}
         processes.append(
-            distribute_testing.start(
+            distributed_runs.start(
                 "multi-worker", "ehr", str(tmp_path), env=env
             )
         )
@@ -230,7 +230,7 @@ def test_multi_worker_workers_end_with_identical_weights(tmp_path):
 @slow
 def test_train_ehr_with_mirrored_reports_and_exports(tmp_path):
     export_dir = tmp_path / "saved_models"
-    completed = distribute_testing.run(
+    completed = distributed_runs.run(
         "cli", "2", "train", "ehr", "--strategy", "mirrored",
         "--synthetic-patients", "80", "--epochs", "1",
         "--embedding-dim", "8", "--units", "8", "--batch-size", "8",

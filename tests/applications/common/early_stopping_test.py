@@ -12,8 +12,8 @@ from applications import cli
 from applications import registry
 from applications.common import training
 from applications.common.early_stopping import RunEarlyStopping
-from tests import resume_testing
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support import resume_checks
+from tests.support.tiny_runs import TINY_FLAGS
 
 
 def _data():
@@ -83,9 +83,9 @@ def test_a_resumed_run_keeps_its_patience_count(tmp_path):
     callbacks = training.checkpoint_callbacks(directory) + [
         seen,
         RunEarlyStopping(3, directory),
-        resume_testing.InterruptAtEpoch(2),
+        resume_checks.InterruptAtEpoch(2),
     ]
-    with pytest.raises(resume_testing.Interrupt):
+    with pytest.raises(resume_checks.Interrupt):
         _fit(first, callbacks)
     state = training.read_progress(directory)["early_stopping"]
     assert state["best_epoch"] == 1 and state["wait"] == 1

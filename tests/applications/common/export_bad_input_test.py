@@ -25,8 +25,8 @@ import pytest
 import tensorflow as tf
 
 from attention_zoo.export import read_metadata
-from tests import export_testing
-from tests import serving_testing
+from tests.support import fresh_process
+from tests.support import tiny_bundles
 
 BATCH = 512
 LONG_WORDS = 10_000
@@ -92,7 +92,7 @@ def exports(tmp_path_factory):
     def get(application, jit_compile=False):
         key = application, jit_compile
         if key not in cache:
-            bundle = serving_testing.tiny_bundle(application)
+            bundle = tiny_bundles.tiny_bundle(application)
             path = str(tmp_path_factory.mktemp(application) / "1")
             bundle.export(path, jit_compile=jit_compile)
             signature = tf.saved_model.load(path).signatures["serving_default"]
@@ -784,7 +784,7 @@ def test_a_serving_process_survives_every_case(exports, tmp_path):
     )
     # Only `InvalidArgumentError` is caught: any other exception, or a
     # crash, fails the subprocess and so this test.
-    answers = export_testing.run_without_project(
+    answers = fresh_process.run_without_project(
         f"""
 import base64
 

@@ -17,8 +17,8 @@ from applications import registry
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import read_metadata
 from attention_zoo.export import saving
-from tests import export_testing
-from tests import serving_testing
+from tests.support import fresh_process
+from tests.support import tiny_bundles
 
 METRICS = {
     "accuracy": np.float32(0.5),
@@ -27,11 +27,11 @@ METRICS = {
 }
 
 
-@pytest.fixture(scope="module", params=serving_testing.APPLICATIONS)
+@pytest.fixture(scope="module", params=tiny_bundles.APPLICATIONS)
 def exported(request, tmp_path_factory):
     """`(application, bundle, {jit_compile: version folder})`."""
     application = request.param
-    bundle = serving_testing.tiny_bundle(application)
+    bundle = tiny_bundles.tiny_bundle(application)
     base = tmp_path_factory.mktemp(application)
     paths = {True: str(base / "1"), False: str(base / "2")}
     for jit_compile, path in paths.items():
@@ -95,7 +95,7 @@ def test_the_signature_takes_the_registered_inputs(exported):
     signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
     specs = signature.structured_input_signature[1]
     assert set(specs) == set(registry.get(application).export_inputs)
-    stand_in = serving_testing.SIGNATURE_INPUTS[application]
+    stand_in = tiny_bundles.SIGNATURE_INPUTS[application]
     assert {
         name: (spec.shape.as_list(), spec.dtype) for name, spec in specs.items()
     } == stand_in
@@ -123,15 +123,15 @@ def test_jit_compile_decides_whether_functions_are_xla_compiled(exported):
 
 def test_both_settings_load_and_run_without_the_project(exported):
     application, _, paths = exported
-    columns = serving_testing.columnar_inputs(application)
+    columns = tiny_bundles.columnar_inputs(application)
     signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
     expected = {
         name: value.numpy()
         for name, value in signature(
-            **serving_testing.signature_inputs(signature, columns)
+            **tiny_bundles.signature_inputs(signature, columns)
         ).items()
     }
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 import base64
 import math
@@ -178,7 +178,7 @@ emit(results)
 
 
 def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch):
-    bundle = serving_testing.tiny_bundle("entailment")
+    bundle = tiny_bundles.tiny_bundle("entailment")
 
     def fail(*args, **kwargs):
         raise RuntimeError("disk full")

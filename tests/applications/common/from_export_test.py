@@ -10,8 +10,8 @@ import pytest
 import tensorflow as tf
 
 from applications import registry
-from tests.serving_testing import APPLICATIONS
-from tests.serving_testing import tiny_bundle
+from tests.support.tiny_bundles import APPLICATIONS
+from tests.support.tiny_bundles import tiny_bundle
 
 
 @pytest.fixture(scope="module", params=APPLICATIONS)

@@ -8,7 +8,7 @@ import pytest
 
 from applications import registry
 from applications.translation import train as translation_train
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support.tiny_runs import TINY_FLAGS
 
 # Application -> (generated training examples, config changes) of the
 # exported model: a few epochs of tiny models, whose loss on new examples

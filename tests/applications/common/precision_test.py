@@ -16,8 +16,8 @@ from applications.ehr.synthetic import make_synthetic_patients
 from applications.entailment import data as entailment_data
 from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
-from tests.applications.ehr.ehr_serving_inputs import served_risk
-from tests.resume_testing import check_fit_resumes
+from tests.support.ehr_inputs import served_risk
+from tests.support.resume_checks import check_fit_resumes
 
 BF16 = "mixed_bfloat16"
 EPOCHS = 4

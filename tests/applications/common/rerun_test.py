@@ -14,7 +14,7 @@ from applications import cli
 from applications import registry
 from applications.common import run_folder
 from applications.common import training
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support.tiny_runs import TINY_FLAGS
 
 # A config field of each application and a flag that sets it to another
 # value than the tiny run's (8).

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from attention_zoo.export import predict_request
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
 _EXPORTS = {}
@@ -22,21 +22,21 @@ _EXPORTS = {}
 def _model(application, tmp_path_factory):
     """The loaded export of the application's tiny bundle (cached)."""
     if application not in _EXPORTS:
-        bundle = serving_testing.tiny_bundle(application)
+        bundle = tiny_bundles.tiny_bundle(application)
         path = str(tmp_path_factory.mktemp(application) / "1")
         bundle.export(path)
         _EXPORTS[application] = tf.saved_model.load(path)
     return _EXPORTS[application]
 
 
-@pytest.fixture(scope="module", params=serving_testing.APPLICATIONS)
+@pytest.fixture(scope="module", params=tiny_bundles.APPLICATIONS)
 def served(request, tmp_path_factory):
     """`(application, loaded SavedModel, columnar inputs, direct outputs)`."""
     application = request.param
     model = _model(application, tmp_path_factory)
     signature = model.signatures["serving_default"]
-    columns = serving_testing.columnar_inputs(application)
-    inputs = serving_testing.signature_inputs(signature, columns)
+    columns = tiny_bundles.columnar_inputs(application)
+    inputs = tiny_bundles.signature_inputs(signature, columns)
     expected = {k: v.numpy() for k, v in signature(**inputs).items()}
     return application, model, columns, expected
 
@@ -54,7 +54,7 @@ def _assert_same(json_value, expected, name):
 
 def test_row_format_answers_what_the_signature_gives(served):
     _, model, columns, expected = served
-    instances = serving_testing.row_instances(columns)
+    instances = tiny_bundles.row_instances(columns)
     response = predict_request(model, {"instances": instances})
     assert list(response) == ["predictions"], response
     predictions = response["predictions"]
@@ -82,7 +82,7 @@ def test_columnar_format_answers_what_the_signature_gives(served):
 
 def test_a_single_input_may_be_sent_bare(served):
     _, model, columns, _ = served
-    instances = serving_testing.row_instances(columns)
+    instances = tiny_bundles.row_instances(columns)
     rows = predict_request(model, {"instances": instances})
     whole = predict_request(model, {"inputs": columns})
     if len(columns) == 1:
@@ -97,9 +97,7 @@ def test_a_single_input_may_be_sent_bare(served):
 
 
 def _ehr_row(**changes):
-    row = serving_testing.row_instances(serving_testing.columnar_inputs("ehr"))[
-        0
-    ]
+    row = tiny_bundles.row_instances(tiny_bundles.columnar_inputs("ehr"))[0]
     row.update(changes)
     return {k: v for k, v in row.items() if v is not None}
 
@@ -173,7 +171,7 @@ def _serving_examples():
             request = json.loads(literal[1])
         else:  # the body is printed with the image's base64 in `%s`
             template = re.search(r"printf '(\{.*?\})'", command, re.S)[1]
-            png = serving_testing.png_b64(0)
+            png = tiny_bundles.png_b64(0)
             request = json.loads(template.replace("%s", png))
         jq = re.search(r"jq (?:-c )?'\.predictions\[\] \| \{(.*?)\}'", command)
         keys = [k.strip() for k in jq[1].split(",")] if jq else None
@@ -194,9 +192,7 @@ def _layout(value):
 
 def test_readme_examples_parse_and_match_the_exports(tmp_path_factory):
     examples = _serving_examples()
-    assert sorted({e[0] for e in examples}) == sorted(
-        serving_testing.APPLICATIONS
-    )
+    assert sorted({e[0] for e in examples}) == sorted(tiny_bundles.APPLICATIONS)
     for application, request, keys, shown in examples:
         model = _model(application, tmp_path_factory)
         response = predict_request(model, request)

@@ -26,8 +26,8 @@ from attention_zoo.export import atomic_file
 from attention_zoo.export.atomic_file import WriteError
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import atomic_write
-from tests import resume_testing
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support import resume_checks
+from tests.support.tiny_runs import TINY_FLAGS
 
 APP = "entailment"
 NO_SPACE = "No space left on device"
@@ -88,12 +88,12 @@ def runs(tmp_path_factory):
     fit = bundle_class.fit
 
     def interrupted(self, *args, callbacks=(), **kwargs):
-        stop = resume_testing.InterruptAtEpoch(1)
+        stop = resume_checks.InterruptAtEpoch(1)
         return fit(self, *args, callbacks=[*callbacks, stop], **kwargs)
 
     bundle_class.fit = interrupted
     try:
-        with pytest.raises(resume_testing.Interrupt):
+        with pytest.raises(resume_checks.Interrupt):
             _train(base / "interrupted", "--epochs", "2")
     finally:
         bundle_class.fit = fit

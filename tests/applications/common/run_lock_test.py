@@ -16,7 +16,7 @@ import time
 import pytest
 
 from applications.common import run_lock
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support.tiny_runs import TINY_FLAGS
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
 TIMEOUT = 240  # seconds, for any process to reach a step

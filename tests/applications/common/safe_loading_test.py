@@ -26,7 +26,7 @@ from applications.ehr.model import build_risk_model
 from applications.entailment.model import build_decomposable_attention
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
-from tests.test_case import assert_model_round_trip
+from tests.support.layer_checks import assert_model_round_trip
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
 SCANNED = ("attention_zoo", "applications")

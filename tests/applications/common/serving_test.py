@@ -5,7 +5,7 @@ without a SavedModel and an unreadable SavedModel each end in one line
 naming the folder and what to do (exit code 2), never a traceback; empty
 inputs are refused by name.
 
-The exports here are stand-ins (`serving_testing.save_stand_in`: a
+The exports here are stand-ins (`tiny_bundles.save_stand_in`: a
 `serving_default` that takes the application's inputs, and its
 `metadata.json`): the checks read only those, and saving four takes a
 second where training four models takes a minute.
@@ -22,9 +22,9 @@ import tensorflow as tf
 
 from applications import cli
 from applications import registry
-from tests import serving_testing
+from tests.support import tiny_bundles
 
-SIGNATURE_INPUTS = serving_testing.SIGNATURE_INPUTS
+SIGNATURE_INPUTS = tiny_bundles.SIGNATURE_INPUTS
 # The applications whose serve command runs an export.
 SERVING = [a for a in registry.all_applications() if a.serves_exports]
 
@@ -37,7 +37,7 @@ def exports(tmp_path_factory):
     for application in SIGNATURE_INPUTS:
         folders[application] = str(base / application)
         path = os.path.join(folders[application], "1")
-        serving_testing.save_stand_in(application, path)
+        tiny_bundles.save_stand_in(application, path)
     return folders
 
 

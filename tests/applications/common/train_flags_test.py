@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from applications.common import train_flags
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 
 def _parser():
@@ -46,7 +46,7 @@ def test_given_flags_override_values_which_override_defaults():
     assert defaults["epochs"] == 10 and defaults["cell"] == "gru"  # a copy
 
 
-@pytest.mark.parametrize("application", serving_testing.APPLICATIONS)
+@pytest.mark.parametrize("application", tiny_bundles.APPLICATIONS)
 def test_every_train_command_has_the_jit_compile_flag(application):
     flags = importlib.import_module(f"applications.{application}.flags")
     parser = flags.parser()

@@ -12,7 +12,7 @@ from applications.common.wordpiece import RESERVED_TOKENS
 from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import UNK_ID
 from applications.common.wordpiece import SubwordTokenizer
-from tests.export_testing import run_without_project
+from tests.support.fresh_process import run_without_project
 
 CORPUS = [
     "The cat sat on the mat.",

@@ -21,7 +21,7 @@ from applications.ehr.explain import note_segments
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 TINY = registry.get("ehr").tiny_config().replace(epochs=2)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -265,7 +265,7 @@ def test_a_damaged_weights_file_is_one_line(
 
 def test_an_export_or_a_missing_folder_is_one_line(data_dir, tmp_path, capsys):
     exports = tmp_path / "saved_models"
-    serving_testing.save_stand_in("ehr", str(exports / "1"))
+    tiny_bundles.save_stand_in("ehr", str(exports / "1"))
     for folder in (exports, exports / "1"):
         line = _refusal(folder, data_dir, tmp_path, capsys)
         assert "(an export; pass the --run-dir of `train ehr`)" in line

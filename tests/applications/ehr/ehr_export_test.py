@@ -12,8 +12,8 @@ import tensorflow as tf
 from applications import registry
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
-from tests import export_testing
-from tests.applications.ehr.ehr_serving_inputs import serving_inputs
+from tests.support import fresh_process
+from tests.support.ehr_inputs import serving_inputs
 
 TINY = (
     registry.get("ehr").tiny_config().replace(max_events=12, max_note_tokens=10)
@@ -66,7 +66,7 @@ def test_export_serves_what_predict_gives_without_the_project(
     inputs = serving_inputs(records, late)
     path = str(tmp_path / "ehr" / "1")
     trained.export(path)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 inputs = json.loads({json.dumps(inputs)!r})
 model = tf.saved_model.load({path!r})
@@ -175,7 +175,7 @@ def test_export_handles_padding_only_unknown_codes_and_empty_batches(
 def test_exported_graph_uses_only_tensorflow_and_text_ops(trained, tmp_path):
     path = str(tmp_path / "export")
     trained.export(path)
-    ops = export_testing.saved_model_ops(path)
+    ops = fresh_process.saved_model_ops(path)
     assert "LookupTableFindV2" in ops
-    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"

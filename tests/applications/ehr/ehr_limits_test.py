@@ -14,14 +14,14 @@ from applications import registry
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
-from tests import serving_testing
+from tests.support import tiny_bundles
 
 NOTE = "hypotensive overnight started pressors "
 
 
 @pytest.fixture(scope="module")
 def risk_model():
-    model = serving_testing.tiny_bundle("ehr")
+    model = tiny_bundles.tiny_bundle("ehr")
     assert (model.config.max_events, model.config.max_note_tokens) == (12, 10)
     return model
 

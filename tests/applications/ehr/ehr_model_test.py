@@ -10,9 +10,9 @@ from applications.ehr.model import TIME_PERIODS
 from applications.ehr.model import EventFeatures
 from applications.ehr.model import attention_model
 from applications.ehr.model import build_risk_model
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 CODES, WORDS = 20, 30
 LENGTHS = (5, 2, 0)  # events of the three patients (the last has none)

@@ -2,7 +2,7 @@
 the same command resumes from its last finished epoch."""
 
 from applications.ehr.risk_model import RiskModel
-from tests import resume_testing
+from tests.support import resume_checks
 
 
 def test_restarted_run_resumes_after_an_interrupt(
@@ -24,7 +24,7 @@ def test_restarted_run_resumes_after_an_interrupt(
         "--run-dir",
         str(tmp_path / "run"),
     ]
-    first, resumed = resume_testing.check_cli_resumes(
+    first, resumed = resume_checks.check_cli_resumes(
         monkeypatch, RiskModel, argv, tmp_path / "run"
     )
     assert "Resuming the interrupted run" in capsys.readouterr().out

@@ -12,8 +12,8 @@ from applications.entailment.config import EntailmentConfig
 from applications.entailment.examples import LABELS
 from applications.entailment.examples import split_examples
 from applications.entailment.synthetic import make_synthetic_entailment
-from tests import export_testing
-from tests.resume_testing import check_fit_resumes
+from tests.support import fresh_process
+from tests.support.resume_checks import check_fit_resumes
 
 TINY = registry.get("entailment").tiny_config()
 
@@ -143,7 +143,7 @@ def test_export_serves_the_same_predictions_without_the_project(
     expected = classifier.predict(premises, hypotheses)
     path = str(tmp_path / "entailment" / "1")
     classifier.export(path)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})
 serve = model.signatures["serving_default"]
@@ -188,8 +188,8 @@ emit({{
 def test_exported_graph_uses_only_tensorflow_and_text_ops(classifier, tmp_path):
     path = str(tmp_path / "export")
     classifier.export(path)
-    ops = export_testing.saved_model_ops(path)
-    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    ops = fresh_process.saved_model_ops(path)
+    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 

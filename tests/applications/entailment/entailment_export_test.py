@@ -17,8 +17,8 @@ import tensorflow as tf
 from applications import cli
 from applications.entailment.examples import LABELS
 from attention_zoo.serving.process import ServerProcess
-from tests import serving_testing
-from tests.export_testing import run_without_project
+from tests.support import tiny_bundles
+from tests.support.fresh_process import run_without_project
 
 PREMISE = "the old sad dirty bird stands"
 HYPOTHESIS = "the old sad duck stands"
@@ -30,7 +30,7 @@ LONG = " ".join([PREMISE] * 10)
 def export_dir(tmp_path_factory):
     """A folder with version 1 of the tiny entailment export."""
     folder = tmp_path_factory.mktemp("entailment") / "export"
-    bundle = serving_testing.tiny_bundle("entailment")
+    bundle = tiny_bundles.tiny_bundle("entailment")
     assert bundle.config.max_length == 16
     bundle.export(str(folder / "1"), jit_compile=False)
     return folder

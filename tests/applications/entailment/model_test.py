@@ -7,10 +7,10 @@ import pytest
 
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import np_softmax
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import np_softmax
+from tests.support.layer_checks import to_numpy
 
 VOCAB, EMB, HID = 30, 6, 5
 PREMISE = np.array([[3, 4, 5, 6, 0, 0], [7, 8, 0, 0, 0, 0]], "int32")

@@ -19,7 +19,7 @@ from applications.translation import data
 from applications.translation import sentences
 from applications.translation.export import TranslationServingModule
 from applications.translation.translator import Translator
-from tests import export_testing
+from tests.support import fresh_process
 
 MAX_LENGTH = 12
 
@@ -206,7 +206,7 @@ def test_the_export_splits_in_a_fresh_process_and_the_command_warns(
     translator.export(path, jit_compile=False)
     texts = [" ".join(short), _long_sentence(short), short[0]]
     expected, truncated = translator.translate(texts, return_truncated=True)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))

@@ -7,9 +7,9 @@ from keras import ops
 
 from applications.translation.rnn_model import build_rnn_translator
 from applications.translation.rnn_model import make_rnn_decoder
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 ATTENTIONS = [
     "additive",

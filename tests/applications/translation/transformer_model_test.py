@@ -10,9 +10,9 @@ from applications.translation.transformer_model import (
 )
 from applications.translation.transformer_model import make_transformer_decoder
 from attention_zoo.decoding import greedy_search
-from tests.test_case import assert_model_round_trip
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import assert_model_round_trip
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 VOCAB = 20
 START, END = 2, 3

@@ -15,7 +15,7 @@ from applications.translation.export import TranslationServingModule
 from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
 from attention_zoo.export import read_warmup_requests
-from tests import export_testing
+from tests.support import fresh_process
 
 SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
 
@@ -143,7 +143,7 @@ def test_sampling_export_serves_without_the_project(
     translator.export(path, **SAMPLING)
     seeds = [3, 1, 4, 1, 5, 9, 2]
     expected = translator.translate(texts, seed=seeds, **SAMPLING)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})
 default = model.signatures["serving_default"]

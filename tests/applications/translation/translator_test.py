@@ -12,8 +12,8 @@ from applications.translation import data
 from applications.translation.config import TranslationConfig
 from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
-from tests import export_testing
-from tests.resume_testing import check_fit_resumes
+from tests.support import fresh_process
+from tests.support.resume_checks import check_fit_resumes
 
 TINY = registry.get("translation").tiny_config()
 
@@ -71,7 +71,7 @@ def test_monotonic_and_local_attention_translate_save_and_export(
     assert Translator.load(tmp_path / "saved").translate(texts) == expected
     path = str(tmp_path / "export")
     translator.export(path)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))
@@ -336,7 +336,7 @@ def test_export_serves_the_same_translations_without_the_project(
     expected, maps = translator.translate(texts, return_attention=True)
     path = str(tmp_path / "translation" / "1")
     translator.export(path)
-    result = export_testing.run_without_project(
+    result = fresh_process.run_without_project(
         f"""
 model = tf.saved_model.load({path!r})
 serve = model.signatures["serving_default"]
@@ -367,7 +367,7 @@ def test_n_best_export_serves_without_the_project(
     )
     path = str(tmp_path / "translation" / "1")
     translator.export(path, num_results=3, **search)
-    served = export_testing.run_without_project(
+    served = fresh_process.run_without_project(
         f"""
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))
@@ -396,9 +396,9 @@ emit({{
 def test_exported_graph_uses_only_tensorflow_and_text_ops(translator, tmp_path):
     path = str(tmp_path / "export")
     translator.export(path)
-    ops = export_testing.saved_model_ops(path)
+    ops = fresh_process.saved_model_ops(path)
     assert "GatherTree" not in ops
-    unknown = export_testing.ops_unknown_to_tensorflow_and_text(ops)
+    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 

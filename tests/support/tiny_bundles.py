@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications import registry
-from tests import png_testing
+from tests.support import png_images
 
 APPLICATIONS = registry.APPLICATIONS
 # Application -> `name: (shape, dtype)` of its export's `serving_default`.
@@ -69,7 +69,7 @@ def png_b64(seed):
     """A generated 32 px shapes image as base64 PNG text."""
     captioning = registry.get("captioning")
     images, _ = captioning.fit_arguments(1, seed=seed, image_size=32)
-    return base64.b64encode(png_testing.png(images[0])).decode("ascii")
+    return base64.b64encode(png_images.png(images[0])).decode("ascii")
 
 
 def columnar_inputs(application):

@@ -18,8 +18,8 @@ from keras import ops
 
 from attention_zoo.decoding import sample_search
 from attention_zoo.decoding import tile_beams
-from tests.test_case import jit
-from tests.test_case import to_numpy
+from tests.support.layer_checks import jit
+from tests.support.layer_checks import to_numpy
 
 PAD, START, END = 0, 2, 3
 

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from tests import export_testing
+from tests.support import fresh_process
 
 
 def serving_inputs(records, extra=()):
@@ -41,7 +41,7 @@ def served_risk(path, records):
     serving `records` (`serving_inputs`) in a process without Keras or
     the project."""
     inputs = serving_inputs(records)
-    return export_testing.run_without_project(
+    return fresh_process.run_without_project(
         f"""
 inputs = json.loads({json.dumps(inputs)!r})
 serve = tf.saved_model.load({path!r}).signatures["serving_default"]

@@ -6,8 +6,8 @@ import keras
 import pytest
 
 from applications import registry
-from tests import resume_testing
-from tests.applications.tiny_runs import TINY_FLAGS
+from tests.support import resume_checks
+from tests.support.tiny_runs import TINY_FLAGS
 
 # Keras picks its backend once per process: on the TensorFlow line these
 # tests are skipped (the TensorFlow runs are tested under tests/applications).
@@ -25,7 +25,7 @@ def train_on_jax(monkeypatch, tmp_path, app, *flags):
     argv = ["train", app, *TINY_FLAGS[app], *flags, "--epochs", "2"]
     argv += ["--run-dir", run_dir, "--export", str(export_dir)]
     bundle_class = registry.get(app).bundle_class()
-    _, resumed = resume_testing.check_cli_resumes(
+    _, resumed = resume_checks.check_cli_resumes(
         monkeypatch, bundle_class, argv, run_dir
     )
     # The weights live in JAX arrays: the model really trained on JAX.

@@ -1,9 +1,9 @@
 """Tiny training runs of the applications under a tf.distribute
 strategy, run in a subprocess by the distribution tests.
 
-    python -m tests.distribute_testing compare APP     # prints JSON
-    python -m tests.distribute_testing multi-worker APP OUT_DIR
-    python -m tests.distribute_testing cli DEVICES ARGS...
+    python -m tests.support.distributed_runs compare APP     # prints JSON
+    python -m tests.support.distributed_runs multi-worker APP OUT_DIR
+    python -m tests.support.distributed_runs cli DEVICES ARGS...
 
 `run(*args)` runs one of these from the repository root and returns the
 `subprocess.CompletedProcess`.
@@ -33,7 +33,9 @@ import sys
 
 from applications import registry
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 
 BATCH = 8  # per replica
 STEPS = 6  # steps per epoch: every batch full
@@ -196,12 +198,12 @@ def multi_worker(app, out_dir):
 
 
 def run(*args, env=None, timeout=300):
-    """`python -m tests.distribute_testing ARGS` in a fresh process (the
+    """`python -m tests.support.distributed_runs ARGS` in a fresh process (the
     logical devices must be set before TensorFlow starts), from the
     repository root, with `env` added to the environment."""
     full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **(env or {}))
     return subprocess.run(
-        [sys.executable, "-m", "tests.distribute_testing", *args],
+        [sys.executable, "-m", "tests.support.distributed_runs", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -214,7 +216,7 @@ def start(*args, env=None):
     """Like `run`, without waiting: a `subprocess.Popen` (text pipes)."""
     full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **(env or {}))
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.distribute_testing", *args],
+        [sys.executable, "-m", "tests.support.distributed_runs", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
