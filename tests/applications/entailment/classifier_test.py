@@ -133,19 +133,32 @@ def test_save_and_load_predict_alike(classifier, generated, tmp_path):
     )
 
 
-def test_export_serves_the_same_predictions_without_the_project(
-    classifier, generated, tmp_path
-):
-    # A one-word pair; an empty sentence is refused by the export
-    # (`entailment_export_test.py`).
-    premises = generated.premises[:4] + ["dog"]
-    hypotheses = generated.hypotheses[:4] + ["a"]
-    expected = classifier.predict(premises, hypotheses)
-    path = str(tmp_path / "entailment" / "1")
+def _served_pairs(generated):
+    """Four generated pairs and a one-word pair (an empty sentence is
+    refused by the export: `entailment_export_test.py`)."""
+    return generated.premises[:4] + ["dog"], generated.hypotheses[:4] + ["a"]
+
+
+@pytest.fixture(scope="module")
+def export_path(classifier, tmp_path_factory):
+    """The classifier exported once (read-only)."""
+    path = str(tmp_path_factory.mktemp("export") / "entailment" / "1")
     classifier.export(path)
-    served = fresh_process.run_without_project(
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(export_path, generated):
+    """What one fresh process without Keras or the project answers from
+    `export_path` (as TF Serving would), and which of its ops neither
+    TensorFlow nor tensorflow-text registers."""
+    premises, hypotheses = _served_pairs(generated)
+    ops = sorted(fresh_process.saved_model_ops(export_path))
+    return fresh_process.run_without_project(
         f"""
-model = tf.saved_model.load({path!r})
+from tensorflow.python.framework import op_def_registry
+
+model = tf.saved_model.load({export_path!r})
 serve = model.signatures["serving_default"]
 out = serve(premise=tf.constant({premises!r}),
             hypothesis=tf.constant({hypotheses!r}))
@@ -156,9 +169,18 @@ emit({{
     "alignment_dtype": out["alignment"].dtype.name,
     "inputs": sorted(serve.structured_input_signature[1]),
     "outputs": sorted(serve.structured_outputs),
+    "unknown_ops": sorted(
+        op for op in {ops!r} if op_def_registry.get(op) is None
+    ),
 }})
 """
     )
+
+
+def test_export_serves_the_same_predictions_without_the_project(
+    classifier, generated, served
+):
+    expected = classifier.predict(*_served_pairs(generated))
     assert served["inputs"] == ["hypothesis", "premise"]
     assert served["outputs"] == [
         "alignment",
@@ -185,15 +207,12 @@ emit({{
         assert np.all(alignment == 0)
 
 
-def test_exported_graph_uses_only_tensorflow_and_text_ops(classifier, tmp_path):
-    path = str(tmp_path / "export")
-    classifier.export(path)
-    ops = fresh_process.saved_model_ops(path)
-    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
+def test_exported_graph_uses_only_tensorflow_and_text_ops(served):
+    unknown = served["unknown_ops"]
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
-def test_bad_input_gives_clear_errors(classifier, generated, tmp_path):
+def test_bad_input_gives_clear_errors(classifier, export_path):
     with pytest.raises(TypeError, match="premises"):
         classifier.predict("a dog", "an animal")
     with pytest.raises(ValueError, match="same length"):
@@ -208,9 +227,7 @@ def test_bad_input_gives_clear_errors(classifier, generated, tmp_path):
     long = " ".join(["dog"] * (classifier.config.max_length + 1))
     result = classifier.predict(["a dog", long], ["an animal", "a cat"])
     assert result["truncated"] == [False, True]
-    path = str(tmp_path / "export")
-    classifier.export(path)
-    serve = tf.saved_model.load(path).signatures["serving_default"]
+    serve = tf.saved_model.load(export_path).signatures["serving_default"]
     with pytest.raises(tf.errors.InvalidArgumentError, match="same length"):
         serve(premise=tf.constant(["a", "b"]), hypothesis=tf.constant(["c"]))
     empty = serve(

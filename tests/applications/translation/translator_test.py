@@ -329,27 +329,71 @@ def test_save_and_load_translate_alike(translator, synthetic, tmp_path):
     assert loaded.translate(texts) == translator.translate(texts)
 
 
-def test_export_serves_the_same_translations_without_the_project(
-    translator, synthetic, tmp_path
-):
-    texts = [source for source, _ in synthetic.pairs[:5]] + [""]
-    expected, maps = translator.translate(texts, return_attention=True)
-    path = str(tmp_path / "translation" / "1")
-    translator.export(path)
-    result = fresh_process.run_without_project(
+# What `served` exports and serves: the plain export's texts, and the
+# n-best export's texts and search.
+SERVED_TEXTS = 5
+N_BEST_TEXTS = 3
+N_BEST_SEARCH = {"beam_size": 3, "coverage_penalty": 0.5}
+
+
+@pytest.fixture(scope="module")
+def exports(translator, tmp_path_factory):
+    """`(plain, n_best)`: the translator exported once as it serves by
+    default, and once with the 3 best translations; read-only."""
+    folder = tmp_path_factory.mktemp("exports")
+    plain = str(folder / "translation" / "1")
+    translator.export(plain)
+    n_best = str(folder / "n_best" / "1")
+    translator.export(n_best, num_results=3, **N_BEST_SEARCH)
+    return plain, n_best
+
+
+@pytest.fixture(scope="module")
+def served(exports, synthetic):
+    """What one fresh process without Keras or the project answers from
+    both `exports` (as TF Serving would), and which of their ops neither
+    TensorFlow nor tensorflow-text registers."""
+    plain, n_best = exports
+    texts = [source for source, _ in synthetic.pairs[:SERVED_TEXTS]] + [""]
+    n_best_texts = [s for s, _ in synthetic.pairs[:N_BEST_TEXTS]] + [""]
+    ops = sorted(
+        fresh_process.saved_model_ops(plain)
+        | fresh_process.saved_model_ops(n_best)
+    )
+    return fresh_process.run_without_project(
         f"""
-model = tf.saved_model.load({path!r})
-serve = model.signatures["serving_default"]
+from tensorflow.python.framework import op_def_registry
+
+serve = tf.saved_model.load({plain!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))
-emit({{
+plain = {{
     "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
     "attention_shape": list(out["attention"].shape),
     "attention_dtype": out["attention"].dtype.name,
     "inputs": sorted(serve.structured_input_signature[1]),
-}})
+}}
+serve = tf.saved_model.load({n_best!r}).signatures["serving_default"]
+out = serve(text=tf.constant({n_best_texts!r}))
+n_best = {{
+    "translations": [
+        [t.decode("utf-8") for t in row] for row in out["translations"].numpy()
+    ],
+    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
+    "scores": out["scores"].numpy().tolist(),
+    "outputs": sorted(out),
+}}
+unknown = sorted(op for op in {ops!r} if op_def_registry.get(op) is None)
+emit({{"plain": plain, "n_best": n_best, "unknown_ops": unknown}})
 """
     )
-    served = result
+
+
+def test_export_serves_the_same_translations_without_the_project(
+    translator, synthetic, served
+):
+    texts = [source for source, _ in synthetic.pairs[:SERVED_TEXTS]] + [""]
+    expected, maps = translator.translate(texts, return_attention=True)
+    served = served["plain"]
     assert served["translation"] == expected
     assert served["inputs"] == ["text"]
     assert served["attention_dtype"] == "float32"
@@ -358,29 +402,13 @@ emit({{
 
 
 def test_n_best_export_serves_without_the_project(
-    translator, synthetic, tmp_path
+    translator, synthetic, served
 ):
-    texts = [source for source, _ in synthetic.pairs[:3]] + [""]
-    search = {"beam_size": 3, "coverage_penalty": 0.5}
+    texts = [source for source, _ in synthetic.pairs[:N_BEST_TEXTS]] + [""]
     n_best, scores = translator.translate(
-        texts, num_results=3, return_scores=True, **search
+        texts, num_results=3, return_scores=True, **N_BEST_SEARCH
     )
-    path = str(tmp_path / "translation" / "1")
-    translator.export(path, num_results=3, **search)
-    served = fresh_process.run_without_project(
-        f"""
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(text=tf.constant({texts!r}))
-emit({{
-    "translations": [
-        [t.decode("utf-8") for t in row] for row in out["translations"].numpy()
-    ],
-    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
-    "scores": out["scores"].numpy().tolist(),
-    "outputs": sorted(out),
-}})
-"""
-    )
+    served = served["n_best"]
     assert served["translations"] == n_best
     assert served["translation"] == [row[0] for row in n_best]
     np.testing.assert_allclose(served["scores"], scores, atol=1e-5)
@@ -393,24 +421,22 @@ emit({{
     ]
 
 
-def test_exported_graph_uses_only_tensorflow_and_text_ops(translator, tmp_path):
-    path = str(tmp_path / "export")
-    translator.export(path)
-    ops = fresh_process.saved_model_ops(path)
-    assert "GatherTree" not in ops
-    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
+def test_exported_graph_uses_only_tensorflow_and_text_ops(exports, served):
+    for path in exports:
+        assert "GatherTree" not in fresh_process.saved_model_ops(path)
+    unknown = served["unknown_ops"]
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
 def test_reexport_never_replaces_and_failure_leaves_nothing(
-    translator, tmp_path, monkeypatch
+    translator, exports, tmp_path, monkeypatch
 ):
-    path = str(tmp_path / "2")
-    translator.export(path)
+    path = exports[0]
     first = sorted(os.listdir(path))
     with pytest.raises(FileExistsError, match="never replaced"):
         translator.export(path)  # TF Serving's versions do not change
     assert sorted(os.listdir(path)) == first
+    assert os.listdir(os.path.dirname(path)) == ["1"]  # no temporary left
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
@@ -419,7 +445,7 @@ def test_reexport_never_replaces_and_failure_leaves_nothing(
     with pytest.raises(RuntimeError, match="disk full"):
         translator.export(str(tmp_path / "3"))
     assert sorted(os.listdir(path)) == first
-    assert sorted(os.listdir(tmp_path)) == ["2"]  # no temporary left
+    assert os.listdir(tmp_path) == []  # no temporary left
 
 
 @pytest.mark.slow
@@ -451,13 +477,12 @@ def test_short_training_learns_the_synthetic_pair_and_its_alignment():
     assert alignment_accuracy(maps, alignments) > 0.8
 
 
-def test_saved_model_cli_lists_the_signature(translator, tmp_path):
+def test_saved_model_cli_lists_the_signature(exports):
     import shutil
     import subprocess
     import sys
 
-    path = str(tmp_path / "export")
-    translator.export(path)
+    path = exports[0]
     cli = shutil.which(
         "saved_model_cli", path=os.path.dirname(sys.executable)
     ) or shutil.which("saved_model_cli")
