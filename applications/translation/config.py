@@ -3,19 +3,10 @@
 import dataclasses
 
 from applications.common.config import AppConfig
+from applications.translation.options import ATTENTIONS
+from applications.translation.options import MODELS
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
-
-MODELS = ("rnn", "transformer")
-ATTENTIONS = (
-    "additive",
-    "general",
-    "dot",
-    "scaled_dot",
-    "monotonic",
-    "local",
-    None,
-)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,6 +7,8 @@ answers `--help`, before the training code is imported
 
 from applications.common import train_flags
 from applications.common.flag_checks import FlagParser
+from applications.translation.options import ATTENTIONS
+from applications.translation.options import MODELS
 
 
 def parser():
@@ -42,21 +44,11 @@ def parser():
     )
     parser.add_argument("--max-pairs", type=int, default=None)
     parser.add_argument("--synthetic-pairs", type=int, default=6000)
-    parser.add_argument(
-        "--model", choices=["rnn", "transformer"], default="rnn"
-    )
+    parser.add_argument("--model", choices=MODELS, default="rnn")
     parser.add_argument(
         "--attention",
         default="additive",
-        choices=[
-            "additive",
-            "general",
-            "dot",
-            "scaled_dot",
-            "monotonic",
-            "local",
-            "none",
-        ],
+        choices=[name or "none" for name in ATTENTIONS],
         help="RNN attention (monotonic: Raffel et al.; local: Luong's "
         "local-p, window 8); none: the no-attention baseline",
     )

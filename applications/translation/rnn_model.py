@@ -13,8 +13,8 @@ import re
 import keras
 from keras import ops
 
-from applications.translation.config import ATTENTIONS
 from applications.translation.decoding import TranslationAdapter
+from applications.translation.options import ATTENTIONS
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
 from attention_zoo.checks import check_rate
