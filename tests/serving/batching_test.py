@@ -32,8 +32,10 @@ class Recorder:
         self.sizes = []
         self.delay = delay
         self.lock = threading.Lock()
+        self.started = threading.Event()  # set by the first call
 
     def __call__(self, arrays):
+        self.started.set()
         time.sleep(self.delay)
         with self.lock:
             self.sizes.append(len(arrays["x"]))
@@ -208,7 +210,7 @@ def test_a_full_queue_refuses_with_unavailable():
         ),
     )
     first = batcher.submit({"x": np.ones(2, np.float32)})  # runs
-    time.sleep(0.1)
+    assert function.started.wait(5)  # the first batch left the queue
     queued = batcher.submit({"x": np.ones(2, np.float32)})  # waits
     with pytest.raises(ServingError, match="queue .* is full") as caught:
         batcher.submit({"x": np.ones(1, np.float32)})

@@ -203,7 +203,11 @@ def test_sigkill_under_load_then_restart_never_answers_wrong(base_path):
     try:
         server.wait_for(lambda: load.count() > 40, what="requests")
         server.kill()
-        time.sleep(1.0)  # clients meet the dead server
+        failed = load.count() - load.successes()
+        server.wait_for(  # clients meet the dead server
+            lambda: load.count() - load.successes() > failed,
+            what="a failed request",
+        )
         failed_before_restart = sum(
             1 for status, _ in load.all_answers() if status != 200
         )
