@@ -1,6 +1,6 @@
 """The captioner trained, resumed and exported on the JAX backend (see
-jax_training_test.py); the export serves the JAX model's captions and
-attention for PNG bytes."""
+jax_translation_training_test.py); the export serves the JAX model's
+captions and attention for PNG bytes."""
 
 import numpy as np
 

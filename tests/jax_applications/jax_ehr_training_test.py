@@ -1,5 +1,6 @@
 """The EHR risk model trained, resumed and exported on the JAX backend
-(see jax_training_test.py); the export serves the JAX model's risks."""
+(see jax_translation_training_test.py); the export serves the JAX model's
+risks."""
 
 import numpy as np
 

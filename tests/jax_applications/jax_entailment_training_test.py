@@ -1,8 +1,8 @@
-"""Translation and entailment trained on the JAX backend, as a user runs
-them (captioning and EHR risk in their own files, so that the JAX line's
-test processes share the four runs).
+"""Entailment trained on the JAX backend, as a user runs it, then taken on
+by TensorFlow; what needs TensorFlow says so on JAX; the export process
+names what failed.
 
-Each test runs `attention-zoo train APP` on the generated data with
+The training test runs `attention-zoo train APP` on the generated data with
 `KERAS_BACKEND=jax`, interrupted at its second epoch and run again (it
 must resume from the first epoch's weights, `check_cli_resumes`), then
 evaluated and exported with `--export`: the export is written by a
@@ -17,7 +17,6 @@ so on the TensorFlow line they are skipped (the TensorFlow runs are
 tested under `tests/applications`).
 """
 
-import math
 import os
 import subprocess
 import sys
@@ -32,35 +31,6 @@ from tests.support import jax_runs
 from tests.support.tiny_runs import TINY_FLAGS
 
 pytestmark = jax_runs.ONLY_ON_JAX
-
-
-def test_translation_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
-    from applications.translation import synthetic
-
-    translator, path = jax_runs.train_on_jax(
-        monkeypatch, tmp_path, "translation"
-    )
-    pairs = synthetic.make_synthetic_pairs(6, seed=7).pairs
-    texts = [source for source, _ in pairs] + [""]
-    expected, maps, scores = translator.translate(
-        texts, return_attention=True, return_scores=True
-    )
-    served = fresh_process.run_without_project(
-        f"""
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(text=tf.constant({texts!r}))
-emit({{"translation": [t.decode() for t in out["translation"].numpy()],
-       "attention": out["attention"].numpy().tolist()}})
-"""
-    )
-    assert served["translation"] == expected
-    attention = np.array(served["attention"])
-    for row, weights in enumerate(maps[:-1]):
-        steps, sources = weights.shape
-        np.testing.assert_allclose(
-            attention[row, :steps, :sources], weights, atol=1e-5
-        )
-    assert all(math.isfinite(score) for score in scores)
 
 
 def test_entailment_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
