@@ -11,6 +11,9 @@ installed package, found without importing it.
 The script sees `tf` (imported), `np` and `json`, and `OP_LIBRARIES` (the
 paths loaded); it reports results by printing one JSON line prefixed with
 `RESULT ` (use `emit(obj)`); `run_without_project` returns that object.
+`unregistered_ops(ops)` there lists the op types (e.g. `saved_model_ops`
+of an export) that neither TensorFlow nor tensorflow-text registers, so
+that the process that serves an export can also check its ops.
 """
 
 import json
@@ -63,6 +66,11 @@ OP_LIBRARIES, OP_LIBRARY_FAILURES = _load_tensorflow_text_ops({only!r})
 
 def emit(obj):
     print("RESULT " + json.dumps(obj), flush=True)
+
+def unregistered_ops(ops):
+    # What neither TensorFlow nor the op libraries loaded here register.
+    from tensorflow.python.framework import op_def_registry
+    return sorted(op for op in ops if op_def_registry.get(op) is None)
 
 for _name in {blocked!r}:
     assert _name not in sys.modules or sys.modules[_name] is None, _name
@@ -139,18 +147,3 @@ def saved_model_ops(path):
             ops.update(node.op for node in function.node_def)
         ops -= functions
     return ops
-
-
-def ops_unknown_to_tensorflow_and_text(ops):
-    """The ops registered neither by TensorFlow nor by tensorflow-text.
-
-    Checked in a fresh process without Keras or the project, where only
-    TensorFlow and tensorflow-text's op libraries are loaded, as in TF
-    Serving.
-    """
-    return run_without_project(
-        f"""
-from tensorflow.python.framework import op_def_registry
-emit(sorted(op for op in {sorted(ops)!r} if op_def_registry.get(op) is None))
-"""
-    )

@@ -27,21 +27,36 @@ METRICS = {
 }
 
 
+@pytest.fixture(scope="module")
+def all_exports(tmp_path_factory):
+    """Application -> `{jit_compile: version folder}`: each application's
+    tiny bundle exported with and without XLA, made once (read-only)."""
+    made = {}
+
+    def export(application):
+        if application not in made:
+            bundle = tiny_bundles.tiny_bundle(application)
+            base = tmp_path_factory.mktemp(application)
+            paths = {True: str(base / "1"), False: str(base / "2")}
+            for jit_compile, path in paths.items():
+                bundle.export(
+                    path,
+                    jit_compile=jit_compile,
+                    metrics=METRICS,
+                    data_fingerprint=data_fingerprint(["an example"]),
+                )
+            made[application] = paths
+        return made[application]
+
+    return export
+
+
 @pytest.fixture(scope="module", params=tiny_bundles.APPLICATIONS)
-def exported(request, tmp_path_factory):
+def exported(request, all_exports):
     """`(application, bundle, {jit_compile: version folder})`."""
     application = request.param
     bundle = tiny_bundles.tiny_bundle(application)
-    base = tmp_path_factory.mktemp(application)
-    paths = {True: str(base / "1"), False: str(base / "2")}
-    for jit_compile, path in paths.items():
-        bundle.export(
-            path,
-            jit_compile=jit_compile,
-            metrics=METRICS,
-            data_fingerprint=data_fingerprint(["an example"]),
-        )
-    return application, bundle, paths
+    return application, bundle, all_exports(application)
 
 
 def _xla_must_compile(path):
@@ -121,17 +136,17 @@ def test_jit_compile_decides_whether_functions_are_xla_compiled(exported):
     assert not any(off.values()), off
 
 
-def test_both_settings_load_and_run_without_the_project(exported):
-    application, _, paths = exported
-    columns = tiny_bundles.columnar_inputs(application)
-    signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
-    expected = {
-        name: value.numpy()
-        for name, value in signature(
-            **tiny_bundles.signature_inputs(signature, columns)
-        ).items()
-    }
-    served = fresh_process.run_without_project(
+@pytest.fixture(scope="module")
+def served(all_exports):
+    """Application -> `{"True"|"False": outputs}`: what one fresh process
+    without Keras or the project answers from every application's two
+    exports, given `tiny_bundles.columnar_inputs`."""
+    cases = [
+        [application, tiny_bundles.columnar_inputs(application), name, path]
+        for application in tiny_bundles.APPLICATIONS
+        for name, path in sorted(all_exports(application).items())
+    ]
+    return fresh_process.run_without_project(
         f"""
 import base64
 import math
@@ -149,21 +164,33 @@ def plain(array):
             array).tolist()
     return array.tolist()
 
-columns = json.loads({json.dumps(columns)!r})
 results = {{}}
-for name, path in {sorted(paths.items())!r}:
+for application, columns, name, path in json.loads({json.dumps(cases)!r}):
     serve = tf.saved_model.load(path).signatures["serving_default"]
     specs = serve.structured_input_signature[1]
     inputs = {{
         key: tf.constant(decode(columns[key]), specs[key].dtype)
         for key in specs
     }}
-    results[str(name)] = {{
+    results.setdefault(application, {{}})[str(name)] = {{
         key: plain(value.numpy()) for key, value in serve(**inputs).items()
     }}
 emit(results)
 """
     )
+
+
+def test_both_settings_load_and_run_without_the_project(exported, served):
+    application, _, paths = exported
+    columns = tiny_bundles.columnar_inputs(application)
+    signature = tf.saved_model.load(paths[False]).signatures["serving_default"]
+    expected = {
+        name: value.numpy()
+        for name, value in signature(
+            **tiny_bundles.signature_inputs(signature, columns)
+        ).items()
+    }
+    served = served[application]
     assert sorted(served) == ["False", "True"]
     for outputs in served.values():
         assert sorted(outputs) == sorted(expected)

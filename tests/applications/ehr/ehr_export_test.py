@@ -55,18 +55,30 @@ def _test_records(patients):
     return records
 
 
-def test_export_serves_what_predict_gives_without_the_project(
-    trained, patients, tmp_path
-):
-    records = _test_records(patients)
-    expected = trained.predict(records)
-    # Events after the prediction time are ignored by the export (patient
-    # 2 gets one), as the loaders drop them.
-    late = [(), (), [("lab:late", 1.0, records.prediction_times[2] + 5.0)]]
-    inputs = serving_inputs(records, late)
-    path = str(tmp_path / "ehr" / "1")
+def _late_events(records):
+    """Events after the prediction time, which the export ignores
+    (patient 2 gets one), as the loaders drop them."""
+    return [(), (), [("lab:late", 1.0, records.prediction_times[2] + 5.0)]]
+
+
+@pytest.fixture(scope="module")
+def export_path(trained, tmp_path_factory):
+    """The trained model exported once (read-only)."""
+    path = str(tmp_path_factory.mktemp("export") / "ehr" / "1")
     trained.export(path)
-    served = fresh_process.run_without_project(
+    return path
+
+
+@pytest.fixture(scope="module")
+def served(export_path, patients):
+    """What one fresh process without Keras or the project answers from
+    `export_path` for `_test_records`, and which of its ops neither
+    TensorFlow nor tensorflow-text registers."""
+    records = _test_records(patients)
+    inputs = serving_inputs(records, _late_events(records))
+    ops = sorted(fresh_process.saved_model_ops(export_path))
+    path = export_path
+    return fresh_process.run_without_project(
         f"""
 inputs = json.loads({json.dumps(inputs)!r})
 model = tf.saved_model.load({path!r})
@@ -84,9 +96,18 @@ emit({{
                     for row in out["note_tokens"].numpy()],
     "dtypes": {{k: v.dtype.name for k, v in out.items()}},
     "inputs": sorted(serve.structured_input_signature[1]),
+    "unknown_ops": unregistered_ops({ops!r}),
 }})
 """
     )
+
+
+def test_export_serves_what_predict_gives_without_the_project(
+    trained, patients, served
+):
+    records = _test_records(patients)
+    expected = trained.predict(records)
+    inputs = serving_inputs(records, _late_events(records))
     assert served["inputs"] == [
         "codes",
         "note",
@@ -128,11 +149,9 @@ emit({{
 
 
 def test_export_handles_padding_only_unknown_codes_and_empty_batches(
-    trained, tmp_path
+    export_path,
 ):
-    path = str(tmp_path / "export")
-    trained.export(path)
-    serve = tf.saved_model.load(path).signatures["serving_default"]
+    serve = tf.saved_model.load(export_path).signatures["serving_default"]
 
     def call(codes, values, times, prediction_time, note):
         return serve(
@@ -172,10 +191,7 @@ def test_export_handles_padding_only_unknown_codes_and_empty_batches(
         call([["a", "b"]], [[1.0]], [[1.0]], [1.0], [""])
 
 
-def test_exported_graph_uses_only_tensorflow_and_text_ops(trained, tmp_path):
-    path = str(tmp_path / "export")
-    trained.export(path)
-    ops = fresh_process.saved_model_ops(path)
-    assert "LookupTableFindV2" in ops
-    unknown = fresh_process.ops_unknown_to_tensorflow_and_text(ops)
+def test_exported_graph_uses_only_tensorflow_and_text_ops(export_path, served):
+    assert "LookupTableFindV2" in fresh_process.saved_model_ops(export_path)
+    unknown = served["unknown_ops"]
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"

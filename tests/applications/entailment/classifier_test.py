@@ -156,8 +156,6 @@ def served(export_path, generated):
     ops = sorted(fresh_process.saved_model_ops(export_path))
     return fresh_process.run_without_project(
         f"""
-from tensorflow.python.framework import op_def_registry
-
 model = tf.saved_model.load({export_path!r})
 serve = model.signatures["serving_default"]
 out = serve(premise=tf.constant({premises!r}),
@@ -169,9 +167,7 @@ emit({{
     "alignment_dtype": out["alignment"].dtype.name,
     "inputs": sorted(serve.structured_input_signature[1]),
     "outputs": sorted(serve.structured_outputs),
-    "unknown_ops": sorted(
-        op for op in {ops!r} if op_def_registry.get(op) is None
-    ),
+    "unknown_ops": unregistered_ops({ops!r}),
 }})
 """
     )

@@ -362,8 +362,6 @@ def served(exports, synthetic):
     )
     return fresh_process.run_without_project(
         f"""
-from tensorflow.python.framework import op_def_registry
-
 serve = tf.saved_model.load({plain!r}).signatures["serving_default"]
 out = serve(text=tf.constant({texts!r}))
 plain = {{
@@ -382,7 +380,7 @@ n_best = {{
     "scores": out["scores"].numpy().tolist(),
     "outputs": sorted(out),
 }}
-unknown = sorted(op for op in {ops!r} if op_def_registry.get(op) is None)
+unknown = unregistered_ops({ops!r})
 emit({{"plain": plain, "n_best": n_best, "unknown_ops": unknown}})
 """
     )
