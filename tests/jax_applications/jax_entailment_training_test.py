@@ -2,19 +2,9 @@
 by TensorFlow; what needs TensorFlow says so on JAX; the export process
 names what failed.
 
-The training test runs `attention-zoo train APP` on the generated data with
-`KERAS_BACKEND=jax`, interrupted at its second epoch and run again (it
-must resume from the first epoch's weights, `check_cli_resumes`), then
-evaluated and exported with `--export`: the export is written by a
-TensorFlow process from the JAX run's weights
-(`applications.common.backend_export`), and served without Keras or the
-project it must give what the JAX model gives in process for the same
-inputs.
-
-These run in README's JAX test line (`KERAS_BACKEND=jax python -m pytest
-... tests/jax_applications`); Keras picks its backend once per process,
-so on the TensorFlow line they are skipped (the TensorFlow runs are
-tested under `tests/applications`).
+The training run is checked as in jax_translation_training_test.py:
+interrupted, resumed, exported by a TensorFlow process and served
+without Keras or the project; on the TensorFlow line these are skipped.
 """
 
 import os
