@@ -33,6 +33,9 @@ import pytest  # noqa: E402
 # The helpers' asserts report their operands, as the tests' own do.
 pytest.register_assert_rewrite("tests.support")
 
+# `shared(name, build)`: folders built once per session, for all workers.
+from tests.support.shared_folders import shared  # noqa: E402, F401
+
 SHARED_DATA = pathlib.Path(
     os.environ.get(
         "ATTENTION_ZOO_SHARED_DATA",

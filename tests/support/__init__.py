@@ -12,6 +12,7 @@
 - png_images: PNG bytes of float images, and the pixels an export decodes.
 - resume_checks: the interrupted-and-resumed `fit` and CLI checks.
 - scaling_models: tiny SavedModels `y = factor * x` (versions and faults).
+- shared_folders: folders built once per session for every xdist worker.
 - stand_in_server: the REST and gRPC APIs in process, over a stand-in.
 - tiny_bundles: tiny trained bundles per application, and example inputs.
 - tiny_runs: the flags of a tiny `attention-zoo train APP` run.
