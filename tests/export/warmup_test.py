@@ -27,6 +27,7 @@ from attention_zoo.export import write_warmup_requests
 from tests.support.tiny_bundles import APPLICATIONS
 from tests.support.tiny_bundles import StandInBundle
 from tests.support.tiny_bundles import tiny_bundle
+from tests.support.tiny_bundles import tiny_export
 
 SHIPPED = {model.name: model for model in zoo.shipped_models()}
 
@@ -247,19 +248,21 @@ def test_save_export_refuses_requests_its_signatures_would_fail(
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def exported(shared):
     """`exported(application)`: the version folder of its tiny bundle's
-    export (made once per module)."""
-    paths = {}
+    export without XLA (`tiny_export`: made once per session, read-only).
+    """
 
     def export(application):
-        if application not in paths:
-            path = str(tmp_path_factory.mktemp(application) / "1")
-            tiny_bundle(application).export(path, jit_compile=False)
-            paths[application] = path
-        return paths[application]
+        return tiny_export(shared, application, jit_compile=False)
 
     return export
+
+
+@pytest.fixture(scope="module")
+def tiny(shared):
+    """`tiny(application)`: the session's tiny bundle (`tiny_bundle`)."""
+    return lambda application: tiny_bundle(application, shared)
 
 
 def _replay(path, requests):
@@ -282,11 +285,11 @@ def _all_buckets(limit, multiple):
 
 
 @pytest.mark.parametrize("application", APPLICATIONS)
-def test_every_export_replays_its_warmup_requests(exported, application):
+def test_every_export_replays_its_warmup_requests(exported, tiny, application):
     path = exported(application)
     assert os.path.isfile(os.path.join(path, WARMUP_FILE))
     requests = read_warmup_requests(path)
-    expected = tiny_bundle(application).warmup_inputs()
+    expected = tiny(application).warmup_inputs()
     assert requests and len(requests) == len(expected)
     _assert_same_requests(
         requests, [("serving_default", inputs) for inputs in expected]
@@ -306,15 +309,15 @@ def _with_config(bundle, **changes):
 
 
 @pytest.mark.parametrize("max_length", [12, 27])
-def test_translation_texts_meet_each_length_bucket_once(max_length):
-    translator = _with_config(tiny_bundle("translation"), max_length=max_length)
+def test_translation_texts_meet_each_length_bucket_once(tiny, max_length):
+    translator = _with_config(tiny("translation"), max_length=max_length)
     texts = [i["text"][0].decode() for i in translator.warmup_inputs()]
     found = _token_buckets(translator.source_tokenizer, texts, max_length)
     assert found == _all_buckets(max_length, 8)
 
 
-def test_entailment_pairs_meet_each_length_bucket_once():
-    classifier = _with_config(tiny_bundle("entailment"), max_length=30)
+def test_entailment_pairs_meet_each_length_bucket_once(tiny):
+    classifier = _with_config(tiny("entailment"), max_length=30)
     pairs = classifier.warmup_inputs()
     premises = [pair["premise"][0].decode() for pair in pairs]
     hypotheses = [pair["hypothesis"][0].decode() for pair in pairs]
@@ -327,9 +330,9 @@ def test_entailment_pairs_meet_each_length_bucket_once():
 
 
 @pytest.mark.parametrize("use_notes", [True, False])
-def test_ehr_patients_meet_each_event_bucket_once(use_notes):
+def test_ehr_patients_meet_each_event_bucket_once(tiny, use_notes):
     risk_model = _with_config(
-        tiny_bundle("ehr"),
+        tiny("ehr"),
         max_events=40,
         max_note_tokens=20,
         use_notes=use_notes,
@@ -350,8 +353,8 @@ def test_ehr_patients_meet_each_event_bucket_once(use_notes):
         assert notes == ["", "", ""]
 
 
-def test_captioning_warms_up_with_one_decodable_image():
-    (inputs,) = tiny_bundle("captioning").warmup_inputs()
+def test_captioning_warms_up_with_one_decodable_image(tiny):
+    (inputs,) = tiny("captioning").warmup_inputs()
     (image,) = inputs["image"]
     assert tf.io.decode_image(image).shape[-1] == 3
 

@@ -23,6 +23,7 @@ from applications import registry
 from attention_zoo.export import predict_request
 from attention_zoo.serving.process import ServerProcess
 from tests.support import tiny_bundles
+from tests.support.shared_folders import copy_of
 
 APPLICATIONS = tiny_bundles.APPLICATIONS
 MAX_BYTES = 1 << 20
@@ -30,14 +31,16 @@ MAX_BATCH = 16
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """`(server, application -> loaded export)`."""
+def served(tmp_path_factory, shared):
+    """`(server, application -> loaded export)`: each application's
+    `tiny_bundles.tiny_export` (default `jit_compile`) copied in as its
+    version 1."""
     root = tmp_path_factory.mktemp("served")
     models, configs = {}, []
     for application in APPLICATIONS:
         path = root / application / "1"
-        tiny_bundles.tiny_bundle(application).export(str(path))
-        models[application] = tf.saved_model.load(str(path))
+        copy_of(tiny_bundles.tiny_export(shared, application), path)
+        models[application] = tiny_bundles.loaded_export(shared, application)
         configs.append(
             f'config {{ name: "{application}" base_path: '
             f'"{root / application}" model_platform: "tensorflow" }}'

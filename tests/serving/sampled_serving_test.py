@@ -16,10 +16,11 @@ PREDICT = "/v1/models/translation:predict"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """`(server, translator)`."""
+def served(tmp_path_factory, shared):
+    """`(server, translator)`: the session's tiny translator
+    (`tiny_bundles.tiny_bundle`) exported here to sample."""
     root = tmp_path_factory.mktemp("sampled")
-    translator = tiny_bundles.tiny_bundle("translation")
+    translator = tiny_bundles.tiny_bundle("translation", shared)
     translator.export(str(root / "translation" / "1"), **SAMPLING)
     batching = root / "batching.config"
     batching.write_text(

@@ -12,10 +12,11 @@
 - png_images: PNG bytes of float images, and the pixels an export decodes.
 - resume_checks: the interrupted-and-resumed `fit` and CLI checks.
 - scaling_models: tiny SavedModels `y = factor * x` (versions and faults).
+- shared_bundles: bundles trained once per session, read by several files.
 - shared_folders: folders built once per session for every xdist worker.
 - stand_in_server: the REST and gRPC APIs in process, over a stand-in.
 - tiny_bundles: tiny trained bundles per application, and example inputs.
-- tiny_runs: the flags of a tiny `attention-zoo train APP` run.
+- tiny_runs: tiny `attention-zoo train APP` runs: flags, shared finished runs.
 - torch_files: `torch.save` files written without PyTorch.
 - toy_adapter: the toy `DecodingAdapter` of the `decode` tests.
 - toy_bundle: `ToyBundle`, the part of a bundle `save_export` uses.

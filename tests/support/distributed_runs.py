@@ -1,7 +1,7 @@
 """Tiny training runs of the applications under a tf.distribute
 strategy, run in a subprocess by the distribution tests.
 
-    python -m tests.support.distributed_runs compare APP     # prints JSON
+    python -m tests.support.distributed_runs compare APP...  # prints JSON
     python -m tests.support.distributed_runs multi-worker APP OUT_DIR
     python -m tests.support.distributed_runs cli DEVICES ARGS...
 
@@ -9,12 +9,12 @@ strategy, run in a subprocess by the distribution tests.
 `subprocess.CompletedProcess`.
 
 `compare` splits the CPU into two logical devices (before TensorFlow
-starts) and trains APP's tiny model twice on the same data: with the
+starts) and trains each APP's tiny model twice on the same data: with the
 default strategy and a batch of `2 * BATCH`, and with `mirrored` (two
 replicas) and `BATCH` per replica, so both see the same global batches. It
-prints both loss curves (the running mean of every step), the replica
-counts and the global batch sizes, and whether inference runs after
-mirrored training.
+prints, per APP, both loss curves (the running mean of every step), the
+replica counts and the global batch sizes, and whether inference runs
+after mirrored training.
 
 `multi-worker` runs one worker of the cluster in TF_CONFIG: the tiny model
 under the `multi-worker` strategy with checkpoints in `OUT_DIR/run`,
@@ -118,10 +118,10 @@ def _record_losses():
 
 def compare(app):
     """Default strategy with a batch of `2 * BATCH` vs `mirrored` over two
-    logical CPUs with `BATCH` per replica."""
+    logical CPUs (`distribute.split_cpu(2)` first) with `BATCH` per
+    replica."""
     from applications.common import distribute
 
-    distribute.split_cpu(2)
     runs = {}
     for name in ("default", "mirrored"):
         strategy = distribute.make_strategy(name)
@@ -227,7 +227,10 @@ def start(*args, env=None):
 
 def _main(command, *args):
     if command == "compare":
-        print(json.dumps(compare(*args)))
+        from applications.common import distribute
+
+        distribute.split_cpu(2)
+        print(json.dumps({app: compare(app) for app in args}))
         return 0
     if command == "multi-worker":
         multi_worker(*args)

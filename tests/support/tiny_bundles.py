@@ -1,9 +1,17 @@
 """Tiny trained bundles of the applications, and example inputs.
 
-`tiny_bundle(application)` trains one small model per application of
-`applications.registry` (its `tiny_config()`) for a single epoch on a few
-generated examples (cached for the test session), so the export-metadata
-and REST-adapter tests share them.
+`tiny_bundle(application, shared)` trains one small model per application
+of `applications.registry` (its `tiny_config()`) for a single epoch on a
+few generated examples, once per test session: given the session's
+`shared` fixture (`tests/support/shared_folders.py`), the first process
+to ask trains it and saves it into the shared folder
+`tiny-bundle-<application>`, and every other process (xdist worker)
+loads it from there with the bundle class's `load`. Each process keeps
+the bundle it got, so the export, serving and REST tests share them.
+`tiny_export(shared, application, jit_compile)` is the bundle's export,
+made once per session for every process (read-only: a test that writes
+into it takes `shared_folders.copy_of`), and `loaded_export` the same
+loaded once per process.
 `columnar_inputs(application)` gives two examples in TF Serving's columnar
 JSON layout (`{"inputs": ...}`), `row_instances` the same in the row layout
 (`{"instances": [...]}`), and `signature_inputs` the tensors a signature is
@@ -14,7 +22,6 @@ signature's inputs (the serving commands' checks).
 """
 
 import base64
-import functools
 import math
 
 import numpy as np
@@ -52,9 +59,14 @@ TRAINING_DATA = {
 }
 
 
-@functools.cache
-def tiny_bundle(application):
-    """APPLICATION's trained bundle with tiny sizes (one epoch)."""
+# The bundles this process got (`tiny_bundle`), and the session's
+# `shared` fixture once a test gave it.
+_BUNDLES = {}
+_SESSION = {}
+
+
+def _train(application):
+    """APPLICATION's tiny bundle, trained here for one epoch."""
     described = registry.get(application)
     config = described.tiny_config().replace(
         **CONFIG_CHANGES.get(application, {})
@@ -63,6 +75,90 @@ def tiny_bundle(application):
     count, seed = TRAINING_DATA[application]
     bundle.fit(*described.fit_arguments(count, seed=seed), verbose=0)
     return bundle
+
+
+def tiny_bundle(application, shared=None):
+    """APPLICATION's trained bundle with tiny sizes (one epoch).
+
+    `shared`: the session's `shared` fixture. With it (or once a test of
+    this process gave it), the bundle is trained once per test session,
+    saved into the shared folder `tiny-bundle-<application>` and loaded
+    from there by the other processes; without it, trained here. Either
+    way each process trains or loads it once and keeps it.
+    """
+    if shared is not None:
+        _SESSION.setdefault("shared", shared)
+    if application not in _BUNDLES:
+        shared = _SESSION.get("shared")
+        if shared is None:
+            _BUNDLES[application] = _train(application)
+        else:
+            trained = {}
+
+            def build(path):
+                trained[application] = _train(application)
+                trained[application].save(str(path))
+
+            folder = shared(f"tiny-bundle-{application}", build)
+            if application in trained:  # trained by this process
+                _BUNDLES[application] = trained[application]
+            else:
+                bundle_class = registry.get(application).bundle_class()
+                _BUNDLES[application] = bundle_class.load(str(folder))
+    return _BUNDLES[application]
+
+
+# What every `tiny_export` records in its `metadata.json`, and the version
+# folder of each `jit_compile` setting (XLA 1, plain 2).
+EXPORT_METRICS = {
+    "accuracy": np.float32(0.5),
+    "confusion": np.eye(2, dtype="int64"),
+    "recall": {"neutral": float("nan")},
+}
+EXPORT_DATA = ["an example"]
+EXPORT_VERSIONS = {True: "1", False: "2"}
+
+
+def tiny_export(shared, application, jit_compile=None):
+    """The version folder of APPLICATION's tiny bundle exported with
+    `jit_compile` (None: as `export` decides, on when a GPU is visible),
+    with the default export options, `metrics=EXPORT_METRICS` and the
+    `data_fingerprint` of `EXPORT_DATA`.
+
+    Made once per test session for every process, in the shared folder
+    `tiny-export-<application>-<xla|plain>`, as version
+    `EXPORT_VERSIONS[jit_compile]` (1 with XLA, 2 without). Read-only: a
+    test that writes into it takes `shared_folders.copy_of`.
+    """
+    from attention_zoo.export import data_fingerprint
+    from attention_zoo.export import resolve_jit_compile
+
+    jit_compile = resolve_jit_compile(jit_compile)
+    version = EXPORT_VERSIONS[jit_compile]
+
+    def build(path):
+        tiny_bundle(application, shared).export(
+            str(path / version),
+            jit_compile=jit_compile,
+            metrics=EXPORT_METRICS,
+            data_fingerprint=data_fingerprint(EXPORT_DATA),
+        )
+
+    kind = "xla" if jit_compile else "plain"
+    return str(shared(f"tiny-export-{application}-{kind}", build) / version)
+
+
+_LOADED = {}
+
+
+def loaded_export(shared, application, jit_compile=None):
+    """`tf.saved_model.load` of `tiny_export(shared, application,
+    jit_compile)`, loaded once per process (its functions are not
+    loaded again by each test file that calls them)."""
+    path = tiny_export(shared, application, jit_compile)
+    if path not in _LOADED:
+        _LOADED[path] = tf.saved_model.load(path)
+    return _LOADED[path]
 
 
 def png_b64(seed):

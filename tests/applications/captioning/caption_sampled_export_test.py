@@ -21,6 +21,15 @@ def encoded(shapes):
     return png_images.pngs_and_pixels(shapes.images[40:46])
 
 
+@pytest.fixture(scope="module")
+def sampled_export(captioner, tmp_path_factory):
+    """A folder with version 1 of the captioner's sampling export, written
+    once for the tests that serve it (read-only)."""
+    export = tmp_path_factory.mktemp("sampled") / "captioning"
+    captioner.export(str(export / "1"), **SAMPLING)  # beam 1 when sampling
+    return export
+
+
 def test_captions_draw_alike_with_any_batch_size(captioner, shapes):
     images = shapes.images[40:46]
     whole = captioner.caption(images, seed=9, **SAMPLING)
@@ -62,11 +71,10 @@ def test_seeded_equals_caption_with_the_same_seeds(captioner, encoded):
 
 
 def test_sampling_export_serves_without_the_project(
-    captioner, encoded, tmp_path
+    captioner, encoded, sampled_export
 ):
     pngs, pixels = encoded
-    path = str(tmp_path / "captioning" / "1")
-    captioner.export(path, **SAMPLING)  # beam 1 when sampling
+    path = str(sampled_export / "1")
     seeds = [8, 6, 7, 5, 3, 0]
     expected = captioner.caption(pixels, seed=seeds, **SAMPLING)
     served = fresh_process.run_without_project(
@@ -97,7 +105,9 @@ emit({{
     assert served["mine"] == expected
 
 
-def test_caption_command_takes_a_seed(captioner, encoded, tmp_path, capsys):
+def test_caption_command_takes_a_seed(
+    captioner, encoded, sampled_export, tmp_path, capsys
+):
     from applications import cli
 
     pngs, pixels = encoded
@@ -106,8 +116,7 @@ def test_caption_command_takes_a_seed(captioner, encoded, tmp_path, capsys):
         paths.append(str(tmp_path / f"image-{index}.png"))
         with open(paths[-1], "wb") as f:
             f.write(png)
-    export = tmp_path / "sampled"
-    captioner.export(str(export / "1"), **SAMPLING)
+    export = sampled_export
     assert cli.main(["caption", str(export), *paths, "--seed", "21"]) == 0
     lines = capsys.readouterr().out.splitlines()[-2:]
     expected = captioner.caption(pixels[:2], seed=21, **SAMPLING)

@@ -116,10 +116,32 @@ def test_save_and_load_caption_alike(captioner, shapes, tmp_path):
     assert loaded.caption(images) == captioner.caption(images)
 
 
+@pytest.fixture(scope="module")
+def hard_captioner(shapes):
+    """`attention_mode="hard"`, trained by REINFORCE (once per module)."""
+    captioner = Captioner(
+        TINY.replace(attention_mode="hard", epochs=4, learning_rate=1e-2)
+    )
+    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
+    return captioner
+
+
+@pytest.fixture(scope="module")
+def exports(captioner, hard_captioner, shapes, tmp_path_factory):
+    """The tiny and the hard-attention captioners exported, and what one
+    fresh process without the project answers from both:
+    name -> `(path, served)`."""
+    return export_and_serve(
+        {"tiny": captioner, "hard": hard_captioner},
+        shapes,
+        tmp_path_factory.mktemp("exports"),
+    )
+
+
 def test_export_serves_the_same_captions_without_the_project(
-    captioner, shapes, tmp_path
+    captioner, shapes, exports
 ):
-    check_export(captioner, shapes, tmp_path)
+    check_served(captioner, shapes, *exports["tiny"])
 
 
 def test_the_export_module_returns_the_n_best_with_their_scores(
@@ -158,13 +180,12 @@ def test_latent_prediction_trains_and_exports(shapes, tmp_path):
     check_export(captioner, shapes, tmp_path)
 
 
-def test_hard_attention_trains_and_exports(shapes, tmp_path):
+def test_hard_attention_trains_and_exports(
+    hard_captioner, shapes, exports, tmp_path
+):
     """`attention_mode="hard"`: trained by REINFORCE; decoding and the
     SavedModel read the most likely cell, one per word."""
-    captioner = Captioner(
-        TINY.replace(attention_mode="hard", epochs=4, learning_rate=1e-2)
-    )
-    captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
+    captioner = hard_captioner
     decoder = captioner.model.get_layer("decoder")
     assert decoder.attention_mode == "hard"
     assert float(decoder.reward_baseline) < 0  # moved towards R
@@ -181,29 +202,51 @@ def test_hard_attention_trains_and_exports(shapes, tmp_path):
     )
     images = shapes.images[40:44]
     assert loaded.caption(images) == captioner.caption(images)
-    check_export(captioner, shapes, tmp_path)
+    check_served(captioner, shapes, *exports["hard"])
 
 
 def check_export(captioner, shapes, tmp_path):
-    encoded, pixels = png_images.pngs_and_pixels(shapes.images[40:43])
-    expected, maps, _ = captioner.caption(pixels, return_attention=True)
-    path = str(tmp_path / "captioning" / "1")
-    captioner.export(path)
-    ops = sorted(fresh_process.saved_model_ops(path))
-    # One fresh process serves the export and looks its ops up.
+    check_served(
+        captioner,
+        shapes,
+        *export_and_serve({"one": captioner}, shapes, tmp_path)["one"],
+    )
+
+
+def export_and_serve(captioners, shapes, tmp_path):
+    """Exports each captioner of `captioners` (name -> captioner); one
+    fresh process serves them all and looks their ops up. Returns name ->
+    `(path, what that process answered from the export)`."""
+    encoded, _ = png_images.pngs_and_pixels(shapes.images[40:43])
+    jobs = []
+    for name, captioner in captioners.items():
+        path = str(tmp_path / name / "captioning" / "1")
+        captioner.export(path)
+        jobs.append((name, path, sorted(fresh_process.saved_model_ops(path))))
     served = fresh_process.run_without_project(
         f"""
-model = tf.saved_model.load({path!r})
-serve = model.signatures["serving_default"]
-out = serve(image=tf.constant({encoded!r}))
-emit({{
-    "caption": [t.decode() for t in out["caption"].numpy()],
-    "attention": out["attention"].numpy().tolist(),
-    "inputs": sorted(serve.structured_input_signature[1]),
-    "unknown_ops": unregistered_ops({ops!r}),
-}})
+results = {{}}
+for name, path, ops in {jobs!r}:
+    model = tf.saved_model.load(path)
+    serve = model.signatures["serving_default"]
+    out = serve(image=tf.constant({encoded!r}))
+    results[name] = {{
+        "caption": [t.decode() for t in out["caption"].numpy()],
+        "attention": out["attention"].numpy().tolist(),
+        "inputs": sorted(serve.structured_input_signature[1]),
+        "unknown_ops": unregistered_ops(ops),
+    }}
+emit(results)
 """
     )
+    return {name: (path, served[name]) for name, path, _ in jobs}
+
+
+def check_served(captioner, shapes, path, served):
+    """`served` (from `export_and_serve`) is what `captioner` captions;
+    the export at `path` refuses what is not an image."""
+    _, pixels = png_images.pngs_and_pixels(shapes.images[40:43])
+    expected, maps, _ = captioner.caption(pixels, return_attention=True)
     assert served["inputs"] == ["image"]
     assert served["caption"] == expected
     attention = np.array(served["attention"])

@@ -1,20 +1,31 @@
 """Fixtures of the captioning tests: 48 generated shapes images and a
-tiny captioner trained on the first 40 (one per test module)."""
+tiny captioner trained on the first 40 (once per test session, shared by
+the test files and xdist workers: tests read it, never change it)."""
 
 import pytest
 
 from applications import registry
 from applications.captioning.captioner import Captioner
 from applications.captioning.shapes import make_synthetic_shapes
+from tests.support.shared_bundles import shared_bundle
 
 
-@pytest.fixture(scope="module")
-def shapes():
+def _shapes():
     return make_synthetic_shapes(48, image_size=32, seed=0)
 
 
 @pytest.fixture(scope="module")
-def captioner(shapes):
+def shapes():
+    return _shapes()
+
+
+def _train_captioner(folder):
+    shapes = _shapes()
     captioner = Captioner(registry.get("captioning").tiny_config())
     captioner.fit(shapes.images[:40], shapes.captions[:40], verbose=0)
     return captioner
+
+
+@pytest.fixture(scope="session")
+def captioner(shared):
+    return shared_bundle(shared, "captioning-tiny", Captioner, _train_captioner)

@@ -149,19 +149,40 @@ def test_a_model_built_outside_the_strategy_is_rejected():
 # -- training under mirrored and multi-worker --------------------------------
 
 
+# The applications of the quick run, compared in one process.
+QUICK = ("ehr", "entailment")
+
+
+@pytest.fixture(scope="module")
+def comparisons():
+    """`comparisons(app)`: what `distributed_runs compare` printed for
+    APP, run once per module (`QUICK` together, others alone)."""
+    printed = {}
+
+    def get(app):
+        if app not in printed:
+            apps = QUICK if app in QUICK else (app,)
+            completed = distributed_runs.run(
+                "compare", *apps, timeout=300 * len(apps)
+            )
+            assert completed.returncode == 0, _output(completed)
+            last_line = completed.stdout.strip().splitlines()[-1]
+            printed.update(json.loads(last_line))
+        return printed[app]
+
+    return get
+
+
 @pytest.mark.parametrize(
     "app",
     [
-        "ehr",
-        "entailment",
+        *QUICK,
         pytest.param("translation", marks=slow),
         pytest.param("captioning", marks=slow),
     ],
 )
-def test_mirrored_matches_default_on_the_same_global_batches(app):
-    completed = distributed_runs.run("compare", app)
-    assert completed.returncode == 0, _output(completed)
-    runs = json.loads(completed.stdout.strip().splitlines()[-1])
+def test_mirrored_matches_default_on_the_same_global_batches(app, comparisons):
+    runs = comparisons(app)
     default, mirrored = runs["default"], runs["mirrored"]
     assert (default["replicas"], mirrored["replicas"]) == (1, 2)
     global_batch = 2 * distributed_runs.BATCH

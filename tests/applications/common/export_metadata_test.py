@@ -20,43 +20,20 @@ from attention_zoo.export import saving
 from tests.support import fresh_process
 from tests.support import tiny_bundles
 
-METRICS = {
-    "accuracy": np.float32(0.5),
-    "confusion": np.eye(2, dtype="int64"),
-    "recall": {"neutral": float("nan")},
-}
-
-
-@pytest.fixture(scope="module")
-def all_exports(tmp_path_factory):
-    """Application -> `{jit_compile: version folder}`: each application's
-    tiny bundle exported with and without XLA, made once (read-only)."""
-    made = {}
-
-    def export(application):
-        if application not in made:
-            bundle = tiny_bundles.tiny_bundle(application)
-            base = tmp_path_factory.mktemp(application)
-            paths = {True: str(base / "1"), False: str(base / "2")}
-            for jit_compile, path in paths.items():
-                bundle.export(
-                    path,
-                    jit_compile=jit_compile,
-                    metrics=METRICS,
-                    data_fingerprint=data_fingerprint(["an example"]),
-                )
-            made[application] = paths
-        return made[application]
-
-    return export
-
 
 @pytest.fixture(scope="module", params=tiny_bundles.APPLICATIONS)
-def exported(request, all_exports):
-    """`(application, bundle, {jit_compile: version folder})`."""
+def exported(request, shared):
+    """`(application, bundle, {jit_compile: version folder})`: each
+    application's tiny bundle exported with XLA (version 1) and without
+    (version 2), both with `tiny_bundles.EXPORT_METRICS` and the
+    fingerprint of `EXPORT_DATA` (made once per session, read-only)."""
     application = request.param
-    bundle = tiny_bundles.tiny_bundle(application)
-    return application, bundle, all_exports(application)
+    bundle = tiny_bundles.tiny_bundle(application, shared)
+    paths = {
+        jit_compile: tiny_bundles.tiny_export(shared, application, jit_compile)
+        for jit_compile in (True, False)
+    }
+    return application, bundle, paths
 
 
 def _xla_must_compile(path):
@@ -93,7 +70,9 @@ def test_metadata_says_what_the_export_is(exported):
         "confusion": [[1, 0], [0, 1]],
         "recall": {"neutral": None},
     }
-    assert metadata["data_fingerprint"] == data_fingerprint(["an example"])
+    assert metadata["data_fingerprint"] == data_fingerprint(
+        tiny_bundles.EXPORT_DATA
+    )
     packages = metadata["packages"]
     assert packages["tensorflow"] == tf.__version__
     for name in ("attention_zoo", "keras", "tensorflow_text", "python"):
@@ -137,14 +116,19 @@ def test_jit_compile_decides_whether_functions_are_xla_compiled(exported):
 
 
 @pytest.fixture(scope="module")
-def served(all_exports):
+def served(shared):
     """Application -> `{"True"|"False": outputs}`: what one fresh process
     without Keras or the project answers from every application's two
     exports, given `tiny_bundles.columnar_inputs`."""
     cases = [
-        [application, tiny_bundles.columnar_inputs(application), name, path]
+        [
+            application,
+            tiny_bundles.columnar_inputs(application),
+            str(jit_compile),
+            tiny_bundles.tiny_export(shared, application, jit_compile),
+        ]
         for application in tiny_bundles.APPLICATIONS
-        for name, path in sorted(all_exports(application).items())
+        for jit_compile in (False, True)
     ]
     return fresh_process.run_without_project(
         f"""
@@ -204,8 +188,8 @@ def test_both_settings_load_and_run_without_the_project(exported, served):
                 )
 
 
-def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch):
-    bundle = tiny_bundles.tiny_bundle("entailment")
+def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch, shared):
+    bundle = tiny_bundles.tiny_bundle("entailment", shared)
 
     def fail(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -8,7 +8,7 @@ import pytest
 
 from applications import registry
 from applications.translation import train as translation_train
-from tests.support.tiny_runs import TINY_FLAGS
+from tests.support import tiny_runs
 
 # Application -> (generated training examples, config changes) of the
 # exported model: a few epochs of tiny models, whose loss on new examples
@@ -67,14 +67,12 @@ def _train(argv):
 
 
 @pytest.mark.slow
-def test_init_from_on_the_command_line(tmp_path, capsys):
-    export = str(tmp_path / "export")
-    assert _train(TINY_FLAGS["translation"] + [
-        "--epochs", "2", "--run-dir", str(tmp_path / "a"), "--export", export,
-    ]) == 0  # fmt: skip
+def test_init_from_on_the_command_line(shared, tmp_path, capsys):
+    # The session's finished 1-epoch tiny run, exported (version 1).
+    export = str(tiny_runs.finished_run(shared, "translation") / "export")
     run = str(tmp_path / "b")
     assert _train([
-        "--synthetic-pairs", "120", "--init-from", export, "--epochs", "1",
+        "--synthetic-pairs", "120", "--init-from", export, "--epochs", "2",
         "--learning-rate", "0.0005", "--run-dir", run,
     ]) == 0  # fmt: skip
     out = capsys.readouterr().out
@@ -83,7 +81,8 @@ def test_init_from_on_the_command_line(tmp_path, capsys):
         exported = json.load(f)
     with open(os.path.join(run, "config.json")) as f:
         tuned = json.load(f)
-    assert tuned == {**exported, "epochs": 1, "learning_rate": 0.0005}
+    assert exported["epochs"] == 1
+    assert tuned == {**exported, "epochs": 2, "learning_rate": 0.0005}
     for folder in ("source_vocab", "target_vocab"):
         with open(os.path.join(export, "1", folder, "vocabulary.txt")) as f:
             shipped = f.read()
@@ -91,11 +90,11 @@ def test_init_from_on_the_command_line(tmp_path, capsys):
             assert f.read() == shipped
 
 
-def test_init_from_refuses_flags_that_change_the_model(tmp_path, capsys):
-    export = str(tmp_path / "export")
-    assert _train(TINY_FLAGS["translation"] + [
-        "--epochs", "1", "--run-dir", str(tmp_path / "a"), "--export", export,
-    ]) == 0  # fmt: skip
+def test_init_from_refuses_flags_that_change_the_model(
+    shared, tmp_path, capsys
+):
+    # The session's finished 1-epoch tiny run, exported (version 1).
+    export = str(tiny_runs.finished_run(shared, "translation") / "export")
     capsys.readouterr()
     for flags, expected in [
         (["--units", "16"], "units is 8 there, 16 here"),

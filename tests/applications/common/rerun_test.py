@@ -14,6 +14,8 @@ from applications import cli
 from applications import registry
 from applications.common import run_folder
 from applications.common import training
+from tests.support import tiny_runs
+from tests.support.shared_folders import copy_of
 from tests.support.tiny_runs import TINY_FLAGS
 
 # A config field of each application and a flag that sets it to another
@@ -105,28 +107,30 @@ def _saved_weights(app, run_dir):
     return bundle.model.get_weights()
 
 
-def check_rerun(app, tmp_path, monkeypatch, capsys):
-    """Trains 1 epoch; the same flags again only evaluate; `--epochs 2`
+def check_rerun(app, shared, tmp_path, monkeypatch, capsys):
+    """A finished 1-epoch run (trained once per session: its one `fit`
+    ran epoch 1 alone); the same flags again only evaluate; `--epochs 2`
     trains epoch 2 alone, from the finished weights."""
-    run_dir = tmp_path / "run"
+    built = tiny_runs.finished_run(shared, app)
+    fits = json.loads((built / tiny_runs.FITS_FILE).read_text())
+    assert fits == [[0]]
+    run_dir = copy_of(built / "run", tmp_path / "run")
     calls = _record_fits(monkeypatch, app)
-    assert _train(app, run_dir, "--epochs", "1") == 0
-    assert [call.epochs for call in calls] == [[0]]
     finished = _saved_weights(app, run_dir)
-    capsys.readouterr()
+    capsys.readouterr()  # what building the shared run printed
 
     assert _train(app, run_dir, "--epochs", "1") == 0
     out = capsys.readouterr().out
     assert f"The run in {run_dir} is complete (1 epoch): no training" in out
-    assert len(calls) == 1  # `fit` was not called
+    assert len(calls) == 0  # `fit` was not called
     for a, b in zip(_saved_weights(app, run_dir), finished):
         np.testing.assert_array_equal(a, b)
 
     assert _train(app, run_dir, "--epochs", "2") == 0
     out = capsys.readouterr().out
     assert f"Continuing the finished run in {run_dir} (1 epoch)" in out
-    assert calls[1].epochs == [1]
-    for a, b in zip(calls[1].weights[0], finished):
+    assert calls[0].epochs == [1]
+    for a, b in zip(calls[0].weights[0], finished):
         np.testing.assert_allclose(a, b)
     progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
     assert progress["epochs"] == 2 and progress["finished"] is True
@@ -135,15 +139,17 @@ def check_rerun(app, tmp_path, monkeypatch, capsys):
 
 
 def test_a_finished_translation_run_goes_on_or_only_evaluates(
-    tmp_path, monkeypatch, capsys
+    shared, tmp_path, monkeypatch, capsys
 ):
-    run_dir, calls = check_rerun("translation", tmp_path, monkeypatch, capsys)
+    run_dir, calls = check_rerun(
+        "translation", shared, tmp_path, monkeypatch, capsys
+    )
 
     # Other flags with --overwrite: a new run from scratch.
     assert _train("translation", run_dir, "--epochs", "1", "--units", "16",
                   "--overwrite") == 0  # fmt: skip
     assert "will be replaced" in capsys.readouterr().out
-    assert calls[2].epochs == [0]
+    assert calls[1].epochs == [0]
     assert json.loads((run_dir / "config.json").read_text())["units"] == 16
     progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
     assert progress["epochs"] == 1 and "early_stopping" not in progress
@@ -152,9 +158,9 @@ def test_a_finished_translation_run_goes_on_or_only_evaluates(
 @pytest.mark.slow
 @pytest.mark.parametrize("app", ["captioning", "ehr", "entailment"])
 def test_a_finished_run_goes_on_or_only_evaluates(
-    app, tmp_path, monkeypatch, capsys
+    app, shared, tmp_path, monkeypatch, capsys
 ):
-    check_rerun(app, tmp_path, monkeypatch, capsys)
+    check_rerun(app, shared, tmp_path, monkeypatch, capsys)
 
 
 def test_run_folder_states_and_epoch_counts(tmp_path):

@@ -10,30 +10,24 @@ import re
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from attention_zoo.export import predict_request
 from tests.support import tiny_bundles
 
 README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
-_EXPORTS = {}
 
 
-def _model(application, tmp_path_factory):
-    """The loaded export of the application's tiny bundle (cached)."""
-    if application not in _EXPORTS:
-        bundle = tiny_bundles.tiny_bundle(application)
-        path = str(tmp_path_factory.mktemp(application) / "1")
-        bundle.export(path)
-        _EXPORTS[application] = tf.saved_model.load(path)
-    return _EXPORTS[application]
+def _model(application, shared):
+    """The loaded export of the application's tiny bundle, with the
+    default `jit_compile` (`tiny_bundles.loaded_export`)."""
+    return tiny_bundles.loaded_export(shared, application)
 
 
 @pytest.fixture(scope="module", params=tiny_bundles.APPLICATIONS)
-def served(request, tmp_path_factory):
+def served(request, shared):
     """`(application, loaded SavedModel, columnar inputs, direct outputs)`."""
     application = request.param
-    model = _model(application, tmp_path_factory)
+    model = _model(application, shared)
     signature = model.signatures["serving_default"]
     columns = tiny_bundles.columnar_inputs(application)
     inputs = tiny_bundles.signature_inputs(signature, columns)
@@ -148,8 +142,8 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("body, message", ERRORS)
-def test_bad_requests_get_an_error_object(body, message, tmp_path_factory):
-    response = predict_request(_model("ehr", tmp_path_factory), body)
+def test_bad_requests_get_an_error_object(body, message, shared):
+    response = predict_request(_model("ehr", shared), body)
     assert list(response) == ["error"], response
     assert message in response["error"]
 
@@ -190,11 +184,11 @@ def _layout(value):
     return type(value).__name__
 
 
-def test_readme_examples_parse_and_match_the_exports(tmp_path_factory):
+def test_readme_examples_parse_and_match_the_exports(shared):
     examples = _serving_examples()
     assert sorted({e[0] for e in examples}) == sorted(tiny_bundles.APPLICATIONS)
     for application, request, keys, shown in examples:
-        model = _model(application, tmp_path_factory)
+        model = _model(application, shared)
         response = predict_request(model, request)
         assert "error" not in response, (application, response)
         if keys is not None:  # piped through `jq '.predictions[] | {...}'`

@@ -16,8 +16,6 @@ import keras
 import numpy as np
 import pytest
 
-from applications import cli
-from applications import registry
 from applications.common import run_files
 from applications.common import run_folder
 from applications.common import run_lock
@@ -26,17 +24,15 @@ from attention_zoo.export import atomic_file
 from attention_zoo.export.atomic_file import WriteError
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import atomic_write
-from tests.support import resume_checks
-from tests.support.tiny_runs import TINY_FLAGS
+from tests.support import tiny_runs
+from tests.support.shared_folders import copy_of
 
 APP = "entailment"
 NO_SPACE = "No space left on device"
 
 
 def _train(run_dir, *flags):
-    return cli.main(
-        ["train", APP, *TINY_FLAGS[APP], "--run-dir", str(run_dir), *flags]
-    )
+    return tiny_runs.train(APP, run_dir, *flags)
 
 
 def _full_disk(monkeypatch, name):
@@ -78,39 +74,23 @@ def _last_error_line(capsys):
     return capsys.readouterr().err.strip().splitlines()[-1]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """A finished 1-epoch run, and a run interrupted at the start of its
-    second epoch (of 2), to copy."""
-    base = tmp_path_factory.mktemp("runs")
-    assert _train(base / "finished", "--epochs", "1") == 0
-    bundle_class = registry.get(APP).bundle_class()
-    fit = bundle_class.fit
-
-    def interrupted(self, *args, callbacks=(), **kwargs):
-        stop = resume_checks.InterruptAtEpoch(1)
-        return fit(self, *args, callbacks=[*callbacks, stop], **kwargs)
-
-    bundle_class.fit = interrupted
-    try:
-        with pytest.raises(resume_checks.Interrupt):
-            _train(base / "interrupted", "--epochs", "2")
-    finally:
-        bundle_class.fit = fit
-    assert (base / "interrupted" / training.BACKUP_DIR).is_dir()
-    return base
+@pytest.fixture
+def finished(shared, tmp_path, capsys):
+    """A copy of the session's finished 1-epoch run."""
+    run = copy_of(tiny_runs.finished_run(shared, APP) / "run", tmp_path / "run")
+    capsys.readouterr()  # what building the shared run printed
+    return run
 
 
 @pytest.fixture
-def finished(runs, tmp_path):
-    shutil.copytree(runs / "finished", tmp_path / "run")
-    return tmp_path / "run"
-
-
-@pytest.fixture
-def interrupted(runs, tmp_path):
-    shutil.copytree(runs / "interrupted", tmp_path / "run")
-    return tmp_path / "run"
+def interrupted(shared, tmp_path, capsys):
+    """A copy of the session's run interrupted at the start of its second
+    epoch (of 2)."""
+    built = tiny_runs.interrupted_run(shared, APP, epochs=2, at_epoch=1)
+    run = copy_of(built / "run", tmp_path / "run")
+    assert (run / training.BACKUP_DIR).is_dir()
+    capsys.readouterr()
+    return run
 
 
 # -- writing aside ------------------------------------------------------

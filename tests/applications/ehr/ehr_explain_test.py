@@ -8,22 +8,20 @@ import base64
 import csv
 import html.parser
 import re
-import shutil
 
 import numpy as np
 import pytest
 
 from applications import cli
-from applications import registry
 from applications.ehr import attributions
 from applications.ehr.data import load_long_format
 from applications.ehr.explain import note_segments
-from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
+from tests.support import shared_bundles
 from tests.support import tiny_bundles
+from tests.support.shared_folders import copy_of
 
-TINY = registry.get("ehr").tiny_config().replace(epochs=2)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOSTILE = "p<b>1</b>"  # a patient whose id, codes and note hold markup
 HOSTILE_CODE = "<script>alert(1)</script>"
@@ -31,17 +29,17 @@ HOSTILE_NOTE = 'Hypotensive, <script>alert("note")</script> & patient  stable'
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    """A run folder as `train ehr --run-dir` leaves it (2 epochs)."""
-    directory = tmp_path_factory.mktemp("run")
-    patients = make_synthetic_patients(48, seed=3)
-    RiskModel(TINY).fit(patients.records, checkpoint_dir=directory, verbose=0)
-    return directory
+def model_dir(shared):
+    """A run folder as `train ehr --run-dir` leaves it (2 epochs of the
+    tiny config on 48 synthetic patients; shared by the test files, read
+    only)."""
+    return shared_bundles.ehr_run(shared)[1]
 
 
 @pytest.fixture(scope="module")
-def risk_model(model_dir):
-    return RiskModel.load(model_dir)
+def risk_model(shared):
+    """The risk model of `model_dir`."""
+    return shared_bundles.ehr_run(shared)[0]
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +255,7 @@ def test_a_damaged_weights_file_is_one_line(
     model_dir, data_dir, tmp_path, capsys
 ):
     run = tmp_path / "run"
-    shutil.copytree(model_dir, run)
+    copy_of(model_dir, run)
     (run / "model.weights.h5").write_bytes(b"not hdf5")
     line = _refusal(run, data_dir, tmp_path, capsys)
     assert f"cannot load the risk model in {run}" in line

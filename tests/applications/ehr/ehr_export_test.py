@@ -13,6 +13,7 @@ from applications import registry
 from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import make_synthetic_patients
 from tests.support import fresh_process
+from tests.support import shared_bundles
 from tests.support.ehr_inputs import serving_inputs
 
 TINY = (
@@ -25,14 +26,26 @@ def patients():
     return make_synthetic_patients(40, seed=5)
 
 
-@pytest.fixture(scope="module", params=["multihead", "gru-no-notes"])
-def trained(request, patients):
-    config = TINY
-    if request.param == "gru-no-notes":
-        config = TINY.replace(encoder="gru", use_notes=False)
-    model = RiskModel(config)
+@pytest.fixture(scope="module")
+def models(patients, shared):
+    """The two models the tests export: variant -> model (read only)."""
+    model = RiskModel(TINY)
     model.fit(patients.records, epochs=1, verbose=0)
-    return model
+    # TINY with encoder="gru", use_notes=False on `patients`, shared with
+    # the risk-model tests.
+    events_only = shared_bundles.ehr_events_only(shared)
+    assert events_only.config == TINY.replace(encoder="gru", use_notes=False)
+    return {"multihead": model, "gru-no-notes": events_only}
+
+
+@pytest.fixture(params=["multihead", "gru-no-notes"])
+def variant(request):
+    return request.param
+
+
+@pytest.fixture
+def trained(models, variant):
+    return models[variant]
 
 
 def _test_records(patients):
@@ -62,44 +75,62 @@ def _late_events(records):
 
 
 @pytest.fixture(scope="module")
-def export_path(trained, tmp_path_factory):
-    """The trained model exported once (read-only)."""
-    path = str(tmp_path_factory.mktemp("export") / "ehr" / "1")
-    trained.export(path)
-    return path
+def export_paths(models, tmp_path_factory):
+    """Each model exported once (read-only): variant -> path."""
+    paths = {}
+    for name, model in models.items():
+        paths[name] = str(tmp_path_factory.mktemp("export") / "ehr" / "1")
+        model.export(paths[name])
+    return paths
+
+
+@pytest.fixture
+def export_path(export_paths, variant):
+    return export_paths[variant]
 
 
 @pytest.fixture(scope="module")
-def served(export_path, patients):
+def served_all(export_paths, patients):
     """What one fresh process without Keras or the project answers from
-    `export_path` for `_test_records`, and which of its ops neither
-    TensorFlow nor tensorflow-text registers."""
+    each export for `_test_records`, and which of its ops neither
+    TensorFlow nor tensorflow-text registers: variant -> answer."""
     records = _test_records(patients)
     inputs = serving_inputs(records, _late_events(records))
-    ops = sorted(fresh_process.saved_model_ops(export_path))
-    path = export_path
+    jobs = [
+        (name, path, sorted(fresh_process.saved_model_ops(path)))
+        for name, path in export_paths.items()
+    ]
     return fresh_process.run_without_project(
         f"""
 inputs = json.loads({json.dumps(inputs)!r})
-model = tf.saved_model.load({path!r})
-serve = model.signatures["serving_default"]
-out = serve(codes=tf.constant(inputs["codes"]),
-            values=tf.constant(inputs["values"], tf.float32),
-            times=tf.constant(inputs["times"], tf.float32),
-            prediction_time=tf.constant(inputs["prediction_time"], tf.float32),
-            note=tf.constant(inputs["note"]))
-emit({{
-    "risk": out["risk"].numpy().tolist(),
-    "event_attention": out["event_attention"].numpy().tolist(),
-    "note_attention": out["note_attention"].numpy().tolist(),
-    "note_tokens": [[t.decode() for t in row]
-                    for row in out["note_tokens"].numpy()],
-    "dtypes": {{k: v.dtype.name for k, v in out.items()}},
-    "inputs": sorted(serve.structured_input_signature[1]),
-    "unknown_ops": unregistered_ops({ops!r}),
-}})
+results = {{}}
+for name, path, ops in {jobs!r}:
+    model = tf.saved_model.load(path)
+    serve = model.signatures["serving_default"]
+    out = serve(codes=tf.constant(inputs["codes"]),
+                values=tf.constant(inputs["values"], tf.float32),
+                times=tf.constant(inputs["times"], tf.float32),
+                prediction_time=tf.constant(inputs["prediction_time"],
+                                            tf.float32),
+                note=tf.constant(inputs["note"]))
+    results[name] = {{
+        "risk": out["risk"].numpy().tolist(),
+        "event_attention": out["event_attention"].numpy().tolist(),
+        "note_attention": out["note_attention"].numpy().tolist(),
+        "note_tokens": [[t.decode() for t in row]
+                        for row in out["note_tokens"].numpy()],
+        "dtypes": {{k: v.dtype.name for k, v in out.items()}},
+        "inputs": sorted(serve.structured_input_signature[1]),
+        "unknown_ops": unregistered_ops(ops),
+    }}
+emit(results)
 """
     )
+
+
+@pytest.fixture
+def served(served_all, variant):
+    return served_all[variant]
 
 
 def test_export_serves_what_predict_gives_without_the_project(

@@ -15,6 +15,7 @@ from applications.ehr.risk_model import RiskModel
 from applications.ehr.synthetic import RISK_CODES
 from applications.ehr.synthetic import make_synthetic_patients
 from applications.ehr.synthetic import save_synthetic_long_format
+from tests.support import shared_bundles
 
 TINY = registry.get("ehr").tiny_config()
 
@@ -25,10 +26,10 @@ def patients():
 
 
 @pytest.fixture(scope="module")
-def trained(patients):
-    model = RiskModel(TINY)
-    model.fit(patients.records, epochs=1, verbose=0)
-    return model
+def trained(shared):
+    """The tiny config trained on `patients` (2 epochs; shared with the
+    explain tests, read only)."""
+    return shared_bundles.ehr_run(shared)[0]
 
 
 # -- config -----------------------------------------------------------------
@@ -158,10 +159,11 @@ def test_save_load_gives_identical_predictions(trained, patients, tmp_path):
     assert actual["note_words"] == expected["note_words"]
 
 
-def test_events_only_model_saves_without_a_tokenizer(patients, tmp_path):
-    config = TINY.replace(use_notes=False)
-    model = RiskModel(config)
-    model.fit(patients.records.select(range(16)), epochs=1, verbose=0)
+def test_events_only_model_saves_without_a_tokenizer(
+    shared, patients, tmp_path
+):
+    model = shared_bundles.ehr_events_only(shared)  # read only
+    assert not model.config.use_notes
     model.save(tmp_path)
     loaded = RiskModel.load(tmp_path)
     assert loaded.note_tokenizer is None

@@ -13,6 +13,7 @@ from applications.entailment.examples import LABELS
 from applications.entailment.examples import split_examples
 from applications.entailment.synthetic import make_synthetic_entailment
 from tests.support import fresh_process
+from tests.support import shared_bundles
 from tests.support.resume_checks import check_fit_resumes
 
 TINY = registry.get("entailment").tiny_config()
@@ -23,12 +24,25 @@ def generated():
     return make_synthetic_entailment(400, seed=0).examples
 
 
-@pytest.fixture(scope="module", params=["attention", "baseline"])
-def classifier(request, generated):
-    config = TINY.replace(attention=request.param == "attention")
-    classifier = EntailmentClassifier(config)
-    classifier.fit(generated.select(range(320)), verbose=0)
-    return classifier
+@pytest.fixture(scope="module")
+def classifiers(generated, shared):
+    """Both variants trained on the first 320 generated examples (read
+    only): the attention one shared with the export tests."""
+    baseline = EntailmentClassifier(TINY.replace(attention=False))
+    baseline.fit(generated.select(range(320)), verbose=0)
+    attention = shared_bundles.entailment_classifier(shared)
+    assert attention.config == TINY.replace(attention=True)
+    return {"attention": attention, "baseline": baseline}
+
+
+@pytest.fixture(params=["attention", "baseline"])
+def variant(request):
+    return request.param
+
+
+@pytest.fixture
+def classifier(classifiers, variant):
+    return classifiers[variant]
 
 
 def test_config_checks_and_json_round_trip():
@@ -140,37 +154,55 @@ def _served_pairs(generated):
 
 
 @pytest.fixture(scope="module")
-def export_path(classifier, tmp_path_factory):
-    """The classifier exported once (read-only)."""
-    path = str(tmp_path_factory.mktemp("export") / "entailment" / "1")
-    classifier.export(path)
-    return path
+def export_paths(classifiers, shared, tmp_path_factory):
+    """Each variant exported once (read-only): variant -> path. The
+    attention one's is the export the export tests read."""
+    baseline = tmp_path_factory.mktemp("export") / "entailment" / "1"
+    classifiers["baseline"].export(str(baseline))
+    attention = shared_bundles.entailment_export(shared) / "1"
+    return {"attention": str(attention), "baseline": str(baseline)}
+
+
+@pytest.fixture
+def export_path(export_paths, variant):
+    return export_paths[variant]
 
 
 @pytest.fixture(scope="module")
-def served(export_path, generated):
+def served_all(export_paths, generated):
     """What one fresh process without Keras or the project answers from
-    `export_path` (as TF Serving would), and which of its ops neither
-    TensorFlow nor tensorflow-text registers."""
+    each export (as TF Serving would), and which of its ops neither
+    TensorFlow nor tensorflow-text registers: variant -> answer."""
     premises, hypotheses = _served_pairs(generated)
-    ops = sorted(fresh_process.saved_model_ops(export_path))
+    jobs = [
+        (name, path, sorted(fresh_process.saved_model_ops(path)))
+        for name, path in export_paths.items()
+    ]
     return fresh_process.run_without_project(
         f"""
-model = tf.saved_model.load({export_path!r})
-serve = model.signatures["serving_default"]
-out = serve(premise=tf.constant({premises!r}),
-            hypothesis=tf.constant({hypotheses!r}))
-emit({{
-    "label": [t.decode() for t in out["label"].numpy()],
-    "probabilities": out["probabilities"].numpy().tolist(),
-    "alignment": out["alignment"].numpy().tolist(),
-    "alignment_dtype": out["alignment"].dtype.name,
-    "inputs": sorted(serve.structured_input_signature[1]),
-    "outputs": sorted(serve.structured_outputs),
-    "unknown_ops": unregistered_ops({ops!r}),
-}})
+results = {{}}
+for name, path, ops in {jobs!r}:
+    model = tf.saved_model.load(path)
+    serve = model.signatures["serving_default"]
+    out = serve(premise=tf.constant({premises!r}),
+                hypothesis=tf.constant({hypotheses!r}))
+    results[name] = {{
+        "label": [t.decode() for t in out["label"].numpy()],
+        "probabilities": out["probabilities"].numpy().tolist(),
+        "alignment": out["alignment"].numpy().tolist(),
+        "alignment_dtype": out["alignment"].dtype.name,
+        "inputs": sorted(serve.structured_input_signature[1]),
+        "outputs": sorted(serve.structured_outputs),
+        "unknown_ops": unregistered_ops(ops),
+    }}
+emit(results)
 """
     )
+
+
+@pytest.fixture
+def served(served_all, variant):
+    return served_all[variant]
 
 
 def test_export_serves_the_same_predictions_without_the_project(

@@ -17,7 +17,7 @@ import tensorflow as tf
 from applications import cli
 from applications.entailment.examples import LABELS
 from attention_zoo.serving.process import ServerProcess
-from tests.support import tiny_bundles
+from tests.support import shared_bundles
 from tests.support.fresh_process import run_without_project
 
 PREMISE = "the old sad dirty bird stands"
@@ -27,13 +27,12 @@ LONG = " ".join([PREMISE] * 10)
 
 
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory):
-    """A folder with version 1 of the tiny entailment export."""
-    folder = tmp_path_factory.mktemp("entailment") / "export"
-    bundle = tiny_bundles.tiny_bundle("entailment")
+def export_dir(shared):
+    """A folder with version 1 of the tiny entailment export (shared with
+    the classifier tests, read only)."""
+    bundle = shared_bundles.entailment_classifier(shared)
     assert bundle.config.max_length == 16
-    bundle.export(str(folder / "1"), jit_compile=False)
-    return folder
+    return shared_bundles.entailment_export(shared)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 """The RNN translator: shapes, masks, training, decoding adapter, saving."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -37,6 +39,20 @@ def _tiny(attention="additive", cell="gru", **kwargs):
     return build_rnn_translator(
         VOCAB, VOCAB, attention=attention, cell=cell, **{**TINY, **kwargs}
     )
+
+
+def _built(attention, cell, bidirectional=True):
+    """`_tiny(attention, cell, bidirectional=...)` built once, with the
+    seed every test starts with, for all the tests that only read it
+    (none trains it, changes its weights or builds it under another
+    dtype policy)."""
+    return _build_once(attention, cell, bool(bidirectional))
+
+
+@functools.cache
+def _build_once(attention, cell, bidirectional):
+    keras.utils.set_random_seed(0)
+    return _tiny(attention, cell, bidirectional=bidirectional)
 
 
 def _inputs(source=SOURCE, target_in=TARGET_IN):
@@ -101,7 +117,7 @@ def _greedy(step_fn, initial_state, max_length):
 @pytest.mark.parametrize("cell", CELLS)
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_builds_every_configuration(attention, cell, bidirectional):
-    model = _tiny(attention, cell, bidirectional=bidirectional)
+    model = _built(attention, cell, bidirectional)
     logits = model(_inputs())
     assert tuple(logits.shape) == (2, 5, VOCAB)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
@@ -165,7 +181,7 @@ def test_appended_padding_changes_no_real_logits(attention):
 @pytest.mark.parametrize("cell", CELLS)
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_adapter_steps_equal_teacher_forced_logits(attention, cell):
-    model = _tiny(attention, cell, bidirectional=cell == "gru")
+    model = _built(attention, cell, bidirectional=cell == "gru")
     expected = to_numpy(model(_inputs()))
     decoder = make_rnn_decoder(model)
     real = TARGET_IN != 0
@@ -198,7 +214,7 @@ def test_adapter_steps_equal_teacher_forced_logits(attention, cell):
     ],
 )
 def test_adapter_steps_compile_with_xla(attention, cell):
-    model = _tiny(attention, cell)
+    model = _built(attention, cell)
     expected = to_numpy(model(_inputs()))
     decoder = make_rnn_decoder(model)
     compiled = jit(lambda s: _teacher_forced_steps(decoder, s, TARGET_IN)[0])
@@ -212,7 +228,7 @@ def test_adapter_steps_compile_with_xla(attention, cell):
     [("additive", "lstm"), ("monotonic", "gru"), ("local", "lstm")],
 )
 def test_compiled_greedy_decode_follows_the_model(attention, cell):
-    model = _tiny(attention, cell)
+    model = _built(attention, cell)
     decoder = make_rnn_decoder(model)
     max_length = 6
 
@@ -251,7 +267,7 @@ def test_compiled_greedy_decode_follows_the_model(attention, cell):
 def test_keras_round_trip_and_adapter_of_loaded_model(
     attention, cell, tmp_path
 ):
-    model = _tiny(attention, cell)
+    model = _built(attention, cell)
     loaded = assert_model_round_trip(model, _inputs(), tmp_path)
     expected = to_numpy(model(_inputs()))
     logits, _ = _teacher_forced_steps(
@@ -359,7 +375,7 @@ def test_compiled_beam_search_scores_match_the_model(attention):
 
 
 def test_monotonic_decoder_state_carries_the_alignment():
-    model = _tiny("monotonic", "lstm")
+    model = _built("monotonic", "lstm")
     decoder = make_rnn_decoder(model)
     memory = decoder.encode(SOURCE)
     state = decoder.initial_state(memory)

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
 from applications.translation.export import TranslationServingModule
 from applications.translation.synthetic import make_synthetic_pairs
 from applications.translation.translator import Translator
@@ -21,11 +20,9 @@ SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
 
 
 @pytest.fixture(scope="module")
-def translator():
-    pairs = make_synthetic_pairs(300, seed=0).pairs
-    translator = Translator(registry.get("translation").tiny_config())
-    translator.fit(pairs[:256], pairs[256:], verbose=0)
-    return translator
+def translator(tiny_rnn):
+    """The tiny RNN translator, trained once per session (`tiny_rnn`)."""
+    return Translator.load(tiny_rnn / "bundle")
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +31,27 @@ def texts():
     return [source for source, _ in pairs] + [""]
 
 
+@pytest.fixture(scope="module")
+def module(translator):
+    """The serving module that samples with `SAMPLING`, shared by the
+    tests that call it (its compiled searches with it)."""
+    return TranslationServingModule(translator, **SAMPLING)
+
+
+@pytest.fixture(scope="module")
+def sampled_export(translator, tmp_path_factory):
+    """The folder of versions of the translator exported with
+    `SAMPLING` (version 1); read-only."""
+    folder = tmp_path_factory.mktemp("sampled") / "translation"
+    translator.export(str(folder / "1"), **SAMPLING)
+    return folder
+
+
 def _strings(tensor):
     return [t.decode("utf-8") for t in tensor.numpy()]
 
 
-def test_seeded_equals_translate_with_the_same_seeds(translator, texts):
-    module = TranslationServingModule(translator, **SAMPLING)
+def test_seeded_equals_translate_with_the_same_seeds(translator, module, texts):
     seeds = np.array([5, 2**32 - 1, 17, 0, 123456789, 8, 9], "int64")
     served = module.seeded(tf.constant(texts), tf.constant(seeds))
     expected, maps = translator.translate(
@@ -64,8 +76,7 @@ def test_seeded_equals_translate_with_the_same_seeds(translator, texts):
     assert _strings(signed["translation"]) == expected
 
 
-def test_a_text_draws_alike_in_any_batch(translator, texts):
-    module = TranslationServingModule(translator, **SAMPLING)
+def test_a_text_draws_alike_in_any_batch(module, texts):
     seeds = np.arange(100, 100 + len(texts), dtype="int64")
     whole = _strings(
         module.seeded(tf.constant(texts), tf.constant(seeds))["translation"]
@@ -89,8 +100,7 @@ def test_a_text_draws_alike_in_any_batch(translator, texts):
     assert len(draws) > 1
 
 
-def test_serving_default_draws_new_seeds_and_returns_them(translator, texts):
-    module = TranslationServingModule(translator, **SAMPLING)
+def test_serving_default_draws_new_seeds_and_returns_them(module, texts):
     first = module.serve(tf.constant(texts))
     second = module.serve(tf.constant(texts))
     seeds = first["seed"].numpy()
@@ -101,8 +111,7 @@ def test_serving_default_draws_new_seeds_and_returns_them(translator, texts):
     assert _strings(again["translation"]) == _strings(first["translation"])
 
 
-def test_seeded_needs_one_seed_per_text(translator, texts):
-    module = TranslationServingModule(translator, **SAMPLING)
+def test_seeded_needs_one_seed_per_text(module, texts):
     with pytest.raises(tf.errors.InvalidArgumentError, match="`seed`"):
         module.seeded(tf.constant(texts[:3]), tf.constant([1, 2], tf.int64))
 
@@ -137,10 +146,9 @@ def test_sampling_with_a_beam_is_refused_and_writes_nothing(
 
 
 def test_sampling_export_serves_without_the_project(
-    translator, texts, tmp_path
+    translator, texts, sampled_export
 ):
-    path = str(tmp_path / "translation" / "1")
-    translator.export(path, **SAMPLING)
+    path = str(sampled_export / "1")
     seeds = [3, 1, 4, 1, 5, 9, 2]
     expected = translator.translate(texts, seed=seeds, **SAMPLING)
     served = fresh_process.run_without_project(
@@ -189,17 +197,17 @@ emit({{
     )
 
 
-def test_translate_command_takes_a_seed(translator, texts, tmp_path, capsys):
+def test_translate_command_takes_a_seed(
+    translator, texts, sampled_export, tiny_rnn, capsys
+):
     from applications import cli
 
-    sampled, plain = tmp_path / "sampled", tmp_path / "plain"
-    translator.export(str(sampled / "1"), **SAMPLING)
+    sampled, plain = sampled_export, tiny_rnn / "translation"
     chosen = texts[:3]
     assert cli.main(["translate", str(sampled), *chosen, "--seed", "7"]) == 0
     lines = capsys.readouterr().out.splitlines()[-3:]
     expected = translator.translate(chosen, seed=7, **SAMPLING)
     assert lines == [f"{t}\t{e}" for t, e in zip(chosen, expected)]
-    translator.export(str(plain / "1"))
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["translate", str(plain), chosen[0], "--seed", "7"])
     assert exit_info.value.code == 2

@@ -3,6 +3,7 @@
 import logging
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -19,22 +20,33 @@ TINY = registry.get("translation").tiny_config()
 
 
 @pytest.fixture(scope="module")
-def synthetic():
-    return make_synthetic_pairs(300, seed=0)
+def translators(tiny_rnn, synthetic):
+    """The tiny RNN translator (trained once per session, `tiny_rnn`) and
+    a tiny Transformer trained alike: `{"rnn": ..., "transformer": ...}`."""
+    transformer = Translator(
+        TINY.replace(
+            model="transformer",
+            model_dim=16,
+            num_heads=2,
+            feed_forward_dim=32,
+            num_layers=1,
+        )
+    )
+    transformer.fit(synthetic.pairs[:256], synthetic.pairs[256:], verbose=0)
+    return {
+        "rnn": Translator.load(tiny_rnn / "bundle"),
+        "transformer": transformer,
+    }
 
 
 @pytest.fixture(scope="module", params=["rnn", "transformer"])
-def translator(request, synthetic):
-    config = TINY.replace(
-        model=request.param,
-        model_dim=16,
-        num_heads=2,
-        feed_forward_dim=32,
-        num_layers=1,
-    )
-    translator = Translator(config)
-    translator.fit(synthetic.pairs[:256], synthetic.pairs[256:], verbose=0)
-    return translator
+def model_name(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def translator(model_name, translators):
+    return translators[model_name]
 
 
 def test_config_rejects_bad_values():
@@ -50,35 +62,6 @@ def test_config_rejects_bad_values():
 def test_config_json_round_trip(attention):
     config = TINY.replace(attention=attention)
     assert TranslationConfig.from_json(config.to_json()) == config
-
-
-@pytest.mark.parametrize("attention", ["monotonic", "local"])
-def test_monotonic_and_local_attention_translate_save_and_export(
-    attention, synthetic, tmp_path
-):
-    config = TINY.replace(attention=attention)
-    translator = Translator(config)
-    translator.fit(synthetic.pairs[:128], synthetic.pairs[256:], verbose=0)
-    texts = [source for source, _ in synthetic.pairs[:3]] + [""]
-    expected, maps = translator.translate(texts, return_attention=True)
-    for weights in maps[:3]:
-        # At most one per step: monotonic may stop nowhere, local-p's
-        # Gaussian is not renormalised.
-        assert np.all(np.isfinite(weights))
-        assert np.all(weights.sum(-1) <= 1 + 1e-5)
-    assert len(translator.translate(texts, beam_size=3)) == 4
-    translator.save(tmp_path / "saved")
-    assert Translator.load(tmp_path / "saved").translate(texts) == expected
-    path = str(tmp_path / "export")
-    translator.export(path)
-    served = fresh_process.run_without_project(
-        f"""
-serve = tf.saved_model.load({path!r}).signatures["serving_default"]
-out = serve(text=tf.constant({texts!r}))
-emit([t.decode("utf-8") for t in out["translation"].numpy()])
-"""
-    )
-    assert served == expected
 
 
 def test_translate_returns_strings_and_attention(translator, synthetic):
@@ -329,69 +312,136 @@ def test_save_and_load_translate_alike(translator, synthetic, tmp_path):
     assert loaded.translate(texts) == translator.translate(texts)
 
 
-# What `served` exports and serves: the plain export's texts, and the
-# n-best export's texts and search.
+# What `served` exports and serves: the plain exports' texts, the n-best
+# exports' texts and search, and the texts of the monotonic and local
+# translators' exports.
 SERVED_TEXTS = 5
 N_BEST_TEXTS = 3
 N_BEST_SEARCH = {"beam_size": 3, "coverage_penalty": 0.5}
+ATTENTIONS = ["monotonic", "local"]
+
+
+def _attention_texts(synthetic):
+    return [source for source, _ in synthetic.pairs[:3]] + [""]
 
 
 @pytest.fixture(scope="module")
-def exports(translator, tmp_path_factory):
-    """`(plain, n_best)`: the translator exported once as it serves by
-    default, and once with the 3 best translations; read-only."""
+def attention_translators(synthetic):
+    """Tiny RNN translators with monotonic and local attention, trained
+    on 128 pairs: `{"monotonic": ..., "local": ...}`."""
+    translators = {}
+    for attention in ATTENTIONS:
+        keras.utils.set_random_seed(0)
+        translator = Translator(TINY.replace(attention=attention))
+        translator.fit(synthetic.pairs[:128], synthetic.pairs[256:], verbose=0)
+        translators[attention] = translator
+    return translators
+
+
+@pytest.fixture(scope="module")
+def all_exports(translators, attention_translators, tiny_rnn, tmp_path_factory):
+    """Every export of this module, by name, read-only: `rnn` and
+    `transformer` as they serve by default (the RNN's is `tiny_rnn`'s),
+    `rnn_n_best` and `transformer_n_best` with the 3 best translations,
+    `monotonic` and `local`."""
     folder = tmp_path_factory.mktemp("exports")
-    plain = str(folder / "translation" / "1")
-    translator.export(plain)
-    n_best = str(folder / "n_best" / "1")
-    translator.export(n_best, num_results=3, **N_BEST_SEARCH)
-    return plain, n_best
+    paths = {"rnn": str(tiny_rnn / "translation" / "1")}
+    for name, translator in translators.items():
+        if name not in paths:
+            paths[name] = str(folder / name / "1")
+            translator.export(paths[name])
+        paths[f"{name}_n_best"] = str(folder / f"{name}_n_best" / "1")
+        translator.export(
+            paths[f"{name}_n_best"], num_results=3, **N_BEST_SEARCH
+        )
+    for attention, translator in attention_translators.items():
+        paths[attention] = str(folder / attention / "1")
+        translator.export(paths[attention])
+    return paths
 
 
 @pytest.fixture(scope="module")
-def served(exports, synthetic):
+def exports(model_name, all_exports):
+    """`(plain, n_best)`: the translator's exports."""
+    return all_exports[model_name], all_exports[f"{model_name}_n_best"]
+
+
+@pytest.fixture(scope="module")
+def served(all_exports, synthetic):
     """What one fresh process without Keras or the project answers from
-    both `exports` (as TF Serving would), and which of their ops neither
-    TensorFlow nor tensorflow-text registers."""
-    plain, n_best = exports
+    `all_exports` (as TF Serving would), by export name; which of each
+    export's ops neither TensorFlow nor tensorflow-text registers
+    (`unknown_ops`); and what `saved_model_cli show --all` prints of the
+    plain exports there (`cli`)."""
     texts = [source for source, _ in synthetic.pairs[:SERVED_TEXTS]] + [""]
     n_best_texts = [s for s, _ in synthetic.pairs[:N_BEST_TEXTS]] + [""]
-    ops = sorted(
-        fresh_process.saved_model_ops(plain)
-        | fresh_process.saved_model_ops(n_best)
-    )
+    ops = {
+        name: sorted(fresh_process.saved_model_ops(path))
+        for name, path in all_exports.items()
+    }
     return fresh_process.run_without_project(
         f"""
-serve = tf.saved_model.load({plain!r}).signatures["serving_default"]
-out = serve(text=tf.constant({texts!r}))
-plain = {{
-    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
-    "attention_shape": list(out["attention"].shape),
-    "attention_dtype": out["attention"].dtype.name,
-    "inputs": sorted(serve.structured_input_signature[1]),
+import contextlib
+import io
+
+from tensorflow.python.tools import saved_model_cli
+
+exports = {all_exports!r}
+
+def strings(tensor):
+    return [t.decode("utf-8") for t in tensor.numpy()]
+
+result = {{"cli": {{}}}}
+for name in ("rnn", "transformer"):
+    serve = tf.saved_model.load(exports[name]).signatures["serving_default"]
+    out = serve(text=tf.constant({texts!r}))
+    result[name] = {{
+        "translation": strings(out["translation"]),
+        "attention_shape": list(out["attention"].shape),
+        "attention_dtype": out["attention"].dtype.name,
+        "inputs": sorted(serve.structured_input_signature[1]),
+    }}
+    n_best = exports[name + "_n_best"]
+    serve = tf.saved_model.load(n_best).signatures["serving_default"]
+    out = serve(text=tf.constant({n_best_texts!r}))
+    result[name + "_n_best"] = {{
+        "translations": [
+            [t.decode("utf-8") for t in row]
+            for row in out["translations"].numpy()
+        ],
+        "translation": strings(out["translation"]),
+        "scores": out["scores"].numpy().tolist(),
+        "outputs": sorted(out),
+    }}
+    # The `saved_model_cli` console script: its `main` on these argv.
+    sys.argv = ["saved_model_cli", "show", "--all", "--dir", exports[name]]
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        try:
+            saved_model_cli.main()
+        except SystemExit as exit:
+            assert not exit.code, exit.code
+    result["cli"][name] = shown.getvalue()
+for name in {ATTENTIONS!r}:
+    serve = tf.saved_model.load(exports[name]).signatures["serving_default"]
+    out = serve(text=tf.constant({_attention_texts(synthetic)!r}))
+    result[name] = strings(out["translation"])
+ops = {ops!r}
+result["unknown_ops"] = {{
+    name: unregistered_ops(names) for name, names in ops.items()
 }}
-serve = tf.saved_model.load({n_best!r}).signatures["serving_default"]
-out = serve(text=tf.constant({n_best_texts!r}))
-n_best = {{
-    "translations": [
-        [t.decode("utf-8") for t in row] for row in out["translations"].numpy()
-    ],
-    "translation": [t.decode("utf-8") for t in out["translation"].numpy()],
-    "scores": out["scores"].numpy().tolist(),
-    "outputs": sorted(out),
-}}
-unknown = unregistered_ops({ops!r})
-emit({{"plain": plain, "n_best": n_best, "unknown_ops": unknown}})
-"""
+emit(result)
+""",
+        timeout=600,
     )
 
 
 def test_export_serves_the_same_translations_without_the_project(
-    translator, synthetic, served
+    translator, model_name, synthetic, served
 ):
     texts = [source for source, _ in synthetic.pairs[:SERVED_TEXTS]] + [""]
     expected, maps = translator.translate(texts, return_attention=True)
-    served = served["plain"]
+    served = served[model_name]
     assert served["translation"] == expected
     assert served["inputs"] == ["text"]
     assert served["attention_dtype"] == "float32"
@@ -400,13 +450,13 @@ def test_export_serves_the_same_translations_without_the_project(
 
 
 def test_n_best_export_serves_without_the_project(
-    translator, synthetic, served
+    translator, model_name, synthetic, served
 ):
     texts = [source for source, _ in synthetic.pairs[:N_BEST_TEXTS]] + [""]
     n_best, scores = translator.translate(
         texts, num_results=3, return_scores=True, **N_BEST_SEARCH
     )
-    served = served["n_best"]
+    served = served[f"{model_name}_n_best"]
     assert served["translations"] == n_best
     assert served["translation"] == [row[0] for row in n_best]
     np.testing.assert_allclose(served["scores"], scores, atol=1e-5)
@@ -419,10 +469,36 @@ def test_n_best_export_serves_without_the_project(
     ]
 
 
-def test_exported_graph_uses_only_tensorflow_and_text_ops(exports, served):
+def test_exported_graph_uses_only_tensorflow_and_text_ops(
+    model_name, exports, served
+):
     for path in exports:
         assert "GatherTree" not in fresh_process.saved_model_ops(path)
-    unknown = served["unknown_ops"]
+    unknown = sorted(
+        set(served["unknown_ops"][model_name])
+        | set(served["unknown_ops"][f"{model_name}_n_best"])
+    )
+    assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_monotonic_and_local_attention_translate_save_and_export(
+    attention, attention_translators, served, synthetic, tmp_path
+):
+    translator = attention_translators[attention]
+    texts = _attention_texts(synthetic)
+    expected, maps = translator.translate(texts, return_attention=True)
+    for weights in maps[:3]:
+        # At most one per step: monotonic may stop nowhere, local-p's
+        # Gaussian is not renormalised.
+        assert np.all(np.isfinite(weights))
+        assert np.all(weights.sum(-1) <= 1 + 1e-5)
+    assert len(translator.translate(texts, beam_size=3)) == 4
+    translator.save(tmp_path / "saved")
+    assert Translator.load(tmp_path / "saved").translate(texts) == expected
+    # Exported (`all_exports`) and served in `served`'s fresh process.
+    assert served[attention] == expected
+    unknown = served["unknown_ops"][attention]
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
@@ -475,21 +551,9 @@ def test_short_training_learns_the_synthetic_pair_and_its_alignment():
     assert alignment_accuracy(maps, alignments) > 0.8
 
 
-def test_saved_model_cli_lists_the_signature(exports):
-    import shutil
-    import subprocess
-    import sys
-
-    path = exports[0]
-    cli = shutil.which(
-        "saved_model_cli", path=os.path.dirname(sys.executable)
-    ) or shutil.which("saved_model_cli")
-    shown = subprocess.run(
-        [cli, "show", "--all", "--dir", path],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def test_saved_model_cli_lists_the_signature(model_name, served):
+    # Run in `served`'s fresh process, on the plain export.
+    shown = served["cli"][model_name]
     assert "signature_def['serving_default']" in shown
     assert "inputs['text']" in shown and "DT_STRING" in shown
     assert "outputs['translation']" in shown
