@@ -5,6 +5,8 @@ names what failed.
 The training run is checked as in jax_translation_training_test.py:
 interrupted, resumed, exported by a TensorFlow process and served
 without Keras or the project; on the TensorFlow line these are skipped.
+The file's tests share the one run (`entailment_run`): its bundle is the
+one the failing export process is handed.
 """
 
 import os
@@ -14,7 +16,6 @@ import sys
 import numpy as np
 import pytest
 
-from applications import registry
 from applications.common import backend_export
 from tests.support import fresh_process
 from tests.support import jax_runs
@@ -23,12 +24,16 @@ from tests.support.tiny_runs import TINY_FLAGS
 pytestmark = jax_runs.ONLY_ON_JAX
 
 
-def test_entailment_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
+@pytest.fixture(scope="module")
+def entailment_run(tmp_path_factory):
+    """`(classifier, export, run folder)` of the file's one JAX run."""
+    return jax_runs.train_once_on_jax(tmp_path_factory, "entailment")
+
+
+def test_entailment_trains_resumes_and_exports_on_jax(entailment_run):
     from applications.entailment import synthetic
 
-    classifier, path = jax_runs.train_on_jax(
-        monkeypatch, tmp_path, "entailment"
-    )
+    classifier, path, run_dir = entailment_run
     examples = synthetic.make_synthetic_entailment(6, seed=7).examples
     premises, hypotheses = list(examples.premises), list(examples.hypotheses)
     expected = classifier.predict(premises, hypotheses)
@@ -47,7 +52,7 @@ emit({{"label": [t.decode() for t in out["label"].numpy()],
     )
     # The run folder is the same on both backends: TensorFlow goes on.
     argv = ["train", "entailment", *TINY_FLAGS["entailment"], "--epochs", "3"]
-    argv += ["--run-dir", str(tmp_path / "run")]
+    argv += ["--run-dir", run_dir]
     done = subprocess.run(
         [sys.executable, "-m", "applications.cli", *argv],
         env=backend_export.tensorflow_environment(),
@@ -73,10 +78,8 @@ def test_what_needs_tensorflow_says_so_on_jax(tmp_path, capsys):
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
 
 
-def test_the_export_process_names_what_failed(tmp_path):
-    application = registry.get("entailment")
-    bundle = application.bundle_class()(application.tiny_config())
-    bundle.fit(*application.fit_arguments(40), verbose=0)
+def test_the_export_process_names_what_failed(entailment_run, tmp_path):
+    bundle, _, _ = entailment_run  # trained on JAX: its export needs TF
     # A module class the TensorFlow process cannot import by its name.
     local = type("LocalModule", (), {"__module__": "no_such_module"})
     with pytest.raises(RuntimeError, match="no_such_module") as error:

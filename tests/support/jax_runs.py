@@ -1,6 +1,7 @@
 """What the JAX-backend application tests share: the skip on the
 TensorFlow line, and a CLI training run interrupted, resumed and exported
-on JAX."""
+on JAX (`train_on_jax`; `train_once_on_jax` for a module-scoped fixture,
+so that the tests of a file share one run)."""
 
 import keras
 import pytest
@@ -34,3 +35,15 @@ def train_on_jax(monkeypatch, tmp_path, app, *flags):
     assert (path / "saved_model.pb").exists()
     assert not (export_dir / "2").exists()  # one export: the resumed run's
     return resumed, str(path)
+
+
+def train_once_on_jax(tmp_path_factory, app, *flags):
+    """`train_on_jax` in a folder of its own, for a module-scoped fixture
+    (seeded as the tests are): `(bundle, export version folder, run
+    folder)`. The run folder is the fixture's: one test may go on with
+    it (its last user in the file)."""
+    keras.utils.set_random_seed(0)
+    tmp_path = tmp_path_factory.mktemp(f"jax_{app}")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        bundle, path = train_on_jax(monkeypatch, tmp_path, app, *flags)
+    return bundle, path, str(tmp_path / "run")
