@@ -66,11 +66,22 @@ def copy_of(folder, destination):
     return destination
 
 
-@pytest.fixture(scope="session")
+_SESSION = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
 def shared(tmp_path_factory):
-    """`shared(name, build)`: `shared_folder` for this session."""
+    """`shared(name, build)`: `shared_folder` for this session (also
+    `session_shared()`, for helpers that are not handed the fixture)."""
 
     def get(name, build):
         return shared_folder(tmp_path_factory, name, build)
 
-    return get
+    _SESSION["shared"] = get
+    yield get
+    _SESSION.clear()
+
+
+def session_shared():
+    """The session's `shared`, or None outside a test session."""
+    return _SESSION.get("shared")

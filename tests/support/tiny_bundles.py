@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from applications import registry
 from tests.support import png_images
+from tests.support import shared_folders
 
 APPLICATIONS = registry.APPLICATIONS
 # Application -> `name: (shape, dtype)` of its export's `serving_default`.
@@ -59,10 +60,8 @@ TRAINING_DATA = {
 }
 
 
-# The bundles this process got (`tiny_bundle`), and the session's
-# `shared` fixture once a test gave it.
+# The bundles this process got (`tiny_bundle`).
 _BUNDLES = {}
-_SESSION = {}
 
 
 def _train(application):
@@ -80,16 +79,15 @@ def _train(application):
 def tiny_bundle(application, shared=None):
     """APPLICATION's trained bundle with tiny sizes (one epoch).
 
-    `shared`: the session's `shared` fixture. With it (or once a test of
-    this process gave it), the bundle is trained once per test session,
-    saved into the shared folder `tiny-bundle-<application>` and loaded
-    from there by the other processes; without it, trained here. Either
-    way each process trains or loads it once and keeps it.
+    `shared`: the session's `shared` fixture (by default
+    `shared_folders.session_shared()`). With it, the bundle is trained
+    once per test session, saved into the shared folder
+    `tiny-bundle-<application>` and loaded from there by the other
+    processes; outside a test session, trained here. Either way each
+    process trains or loads it once and keeps it.
     """
-    if shared is not None:
-        _SESSION.setdefault("shared", shared)
     if application not in _BUNDLES:
-        shared = _SESSION.get("shared")
+        shared = shared or shared_folders.session_shared()
         if shared is None:
             _BUNDLES[application] = _train(application)
         else:
