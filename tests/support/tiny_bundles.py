@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from applications import registry
 from tests.support import png_images
+from tests.support import shared_bundles
 from tests.support import shared_folders
 
 APPLICATIONS = registry.APPLICATIONS
@@ -60,7 +61,7 @@ TRAINING_DATA = {
 }
 
 
-# The bundles this process got (`tiny_bundle`).
+# The bundles trained here outside a test session (`tiny_bundle`).
 _BUNDLES = {}
 
 
@@ -86,23 +87,16 @@ def tiny_bundle(application, shared=None):
     processes; outside a test session, trained here. Either way each
     process trains or loads it once and keeps it.
     """
+    shared = shared or shared_folders.session_shared()
+    if shared is not None:
+        return shared_bundles.shared_bundle(
+            shared,
+            f"tiny-bundle-{application}",
+            registry.get(application).bundle_class(),
+            lambda folder: _train(application),
+        )
     if application not in _BUNDLES:
-        shared = shared or shared_folders.session_shared()
-        if shared is None:
-            _BUNDLES[application] = _train(application)
-        else:
-            trained = {}
-
-            def build(path):
-                trained[application] = _train(application)
-                trained[application].save(str(path))
-
-            folder = shared(f"tiny-bundle-{application}", build)
-            if application in trained:  # trained by this process
-                _BUNDLES[application] = trained[application]
-            else:
-                bundle_class = registry.get(application).bundle_class()
-                _BUNDLES[application] = bundle_class.load(str(folder))
+        _BUNDLES[application] = _train(application)
     return _BUNDLES[application]
 
 
