@@ -133,7 +133,9 @@ class EntailmentClassifier(SavedBundle):
         """The loss and metrics (`build` adds the optimizer)."""
         return dict(
             loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
+            # A metric object, not "accuracy": Keras would make it while
+            # tracing the first step, and the new variables retrace it.
+            metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
         )
 
     def pieces(self, texts):
