@@ -209,7 +209,10 @@ class Captioner(SavedBundle):
 
         return (
             pairs.batch(self.global_batch_size)
-            .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+            .map(
+                tf.autograph.experimental.do_not_convert(encode),
+                num_parallel_calls=tf.data.AUTOTUNE,
+            )
             .prefetch(tf.data.AUTOTUNE)
         )
 

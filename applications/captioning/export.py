@@ -63,7 +63,7 @@ class CaptioningServingModule(SearchServingModule):
         self._size = captioner.config.image_size
         self._vocabulary = tf.constant(captioner.tokenizer.vocabulary)
 
-    @tf.function(input_signature=[IMAGE_SPEC])
+    @tf.function(input_signature=[IMAGE_SPEC], autograph=False)
     def serve(self, image):
         return self.search_outputs(image)
 
@@ -100,7 +100,11 @@ class CaptioningServingModule(SearchServingModule):
         count = tf.shape(image)[0]
         decoded = (
             tf.data.Dataset.from_tensor_slices((tf.range(count), image))
-            .map(lambda i, data: (i, decode_image_bytes(data, size)))
+            .map(
+                tf.autograph.experimental.do_not_convert(
+                    lambda i, data: (i, decode_image_bytes(data, size))
+                )
+            )
             .ignore_errors()
             .batch(tf.cast(tf.maximum(count, 1), tf.int64))
         )

@@ -275,7 +275,11 @@ class SavedBundle:
         """
         self.ensure_model()
         trained = self.training_model()
-        build_optimizer(trained, self.strategy)
+        # The optimizer's slots come first, as Keras makes them on JAX: made
+        # while tracing the first step, they make TensorFlow trace it twice.
+        if not trained.optimizer.built:
+            with distribute.scope(self.strategy):
+                trained.optimizer.build(trained.trainable_variables)
         # The run folder's weights are the whole model's, when `fit`
         # trains a part of it (`training_model`).
         weights_model = None if trained is self.model else self.model
@@ -489,18 +493,3 @@ class SavedBundle:
         with distribute.scope(strategy):  # the optimizer's slots
             training.load_weights(bundle.model, directory)
         return bundle
-
-
-def build_optimizer(model, strategy=None):
-    """Creates the slots of `model`'s optimizer for its trainable variables,
-    under `strategy`, unless it has them.
-
-    Keras builds the optimizer before the first step on JAX; on TensorFlow
-    without a strategy it leaves that to the first trace of the train
-    step, and a `tf.function` that creates variables is traced a second
-    time: building first halves the tracing of a small model's `fit`.
-    """
-    optimizer = model.optimizer
-    if optimizer is not None and not optimizer.built:
-        with distribute.scope(strategy):
-            optimizer.build(model.trainable_variables)

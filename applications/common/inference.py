@@ -26,6 +26,7 @@ def compiled_call(model, jit_compile=True):
         return tf.function(
             lambda inputs: model(inputs, training=False),
             jit_compile=bool(jit_compile),
+            autograph=False,
         )
     if backend != "jax":
         raise NotImplementedError(

@@ -114,7 +114,9 @@ class SearchServingModule(ServingModule):
         self.sampling = sampling if draws else None
         if self.sampling is not None:
             self.seeded = tf.function(
-                self._seeded, input_signature=[input_spec, SEED_SPEC]
+                self._seeded,
+                input_signature=[input_spec, SEED_SPEC],
+                autograph=False,
             )
 
     def decoding_options(self):

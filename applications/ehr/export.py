@@ -102,6 +102,7 @@ class RiskServingModule(ServingModule):
         self._predict = tf.function(
             lambda inputs: explainer(inputs, training=False),
             jit_compile=bool(jit_compile),
+            autograph=False,
         )
 
     @tf.function(
@@ -111,7 +112,8 @@ class RiskServingModule(ServingModule):
             tf.TensorSpec([None, None], tf.float32, name="times"),
             tf.TensorSpec([None], tf.float32, name="prediction_time"),
             tf.TensorSpec([None], tf.string, name="note"),
-        ]
+        ],
+        autograph=False,
     )
     def serve(self, codes, values, times, prediction_time, note):
         batch = tf.shape(codes)[0]

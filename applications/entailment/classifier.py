@@ -193,7 +193,10 @@ class EntailmentClassifier(SavedBundle):
 
         return (
             strings.batch(self.global_batch_size)
-            .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+            .map(
+                tf.autograph.experimental.do_not_convert(encode),
+                num_parallel_calls=tf.data.AUTOTUNE,
+            )
             .prefetch(tf.data.AUTOTUNE)
         )
 

@@ -39,7 +39,8 @@ class EntailmentServingModule(ServingModule):
         input_signature=[
             tf.TensorSpec([None], tf.string, name="premise"),
             tf.TensorSpec([None], tf.string, name="hypothesis"),
-        ]
+        ],
+        autograph=False,
     )
     def serve(self, premise, hypothesis):
         tf.debugging.assert_equal(

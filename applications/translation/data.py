@@ -284,7 +284,10 @@ def make_translation_dataset(
         inputs = {"source": pad(source), "target_in": pad(target_in)}
         return inputs, pad(target_out)
 
-    dataset = dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.map(
+        tf.autograph.experimental.do_not_convert(encode),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 

@@ -71,7 +71,7 @@ class TranslationServingModule(SearchServingModule):
         self.track_model(translator.model)
         self._max_length = translator.config.max_length
 
-    @tf.function(input_signature=[TEXT_SPEC])
+    @tf.function(input_signature=[TEXT_SPEC], autograph=False)
     def serve(self, text):
         return self.search_outputs(text)
 

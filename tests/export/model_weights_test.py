@@ -40,6 +40,7 @@ def _trained(seed=0):
     """A model trained two steps with Adam: it has optimizer slots."""
     model = _model(seed=seed)
     model.compile(optimizer="adam", loss="mse")
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     x = np.random.default_rng(seed).normal(size=(16, 4)).astype("float32")
     model.fit(x, x[:, :2], epochs=2, verbose=0)
     return model, x

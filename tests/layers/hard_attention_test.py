@@ -393,6 +393,7 @@ def test_fit_under_xla_with_a_reinforce_loss():
     model = keras.Model([query, value], [output, log_prob, entropy])
     # Stand-ins: the likelihood on the output, the terms on the scores.
     model.compile("sgd", ["mse", "mse", "mse"], jit_compile=True)
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     inputs = [random(B, TQ, D), random(B, TV, DV)]
     targets = [np.zeros((B, TQ, DV)), np.zeros((B, TQ)), np.zeros((B, TQ))]
     history = model.fit(inputs, targets, batch_size=B, verbose=0)

@@ -151,6 +151,7 @@ def run_layer_test(
         if run_training:
             model = keras.Model(symbolic, sym_out)
             model.compile(optimizer="sgd", loss="mse", jit_compile=True)
+            model.optimizer.build(model.trainable_variables)  # fit traces once
             target = np.zeros(expected_output_shape, "float32")
             history = model.fit(
                 input_data,

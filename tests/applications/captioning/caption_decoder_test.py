@@ -408,6 +408,7 @@ def test_hard_training_step_under_xla_updates_the_baseline():
         ),
         jit_compile=True,
     )
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     targets = np.array([[5, 6, 7, 3, 0], [8, 9, 3, 0, 0]], "int32")
     data = {"features": features(), "tokens": TOKENS}
     history = model.fit(data, targets, epochs=2, verbose=0)

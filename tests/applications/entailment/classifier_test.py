@@ -77,7 +77,7 @@ def test_config_checks_and_json_round_trip():
 
 
 def test_fit_traces_its_train_step_once(baseline_fit):
-    # The optimizer's slots exist before `fit` (`bundle.build_optimizer`):
+    # The optimizer's slots exist before `fit` (`SavedBundle.fit_datasets`):
     # TensorFlow would otherwise trace the train step a second time, for
     # the variables the first trace created.
     _, traces = baseline_fit

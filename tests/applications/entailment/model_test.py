@@ -126,6 +126,7 @@ def test_intra_attention_adds_distance_biases_and_trains():
     bias = model.get_layer("intra_attention").distance_bias
     assert tuple(bias.shape) == (7,)
     model.compile("adam", "sparse_categorical_crossentropy", jit_compile=True)
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     labels = np.array([0, 2], "int32")
     before = model.evaluate(_inputs(), labels, verbose=0)
     model.fit(_inputs(), labels, epochs=30, verbose=0)

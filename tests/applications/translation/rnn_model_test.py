@@ -153,6 +153,7 @@ def test_fit_with_xla_lowers_the_loss():
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         jit_compile=True,
     )
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     history = model.fit(
         inputs, target_out, batch_size=16, epochs=8, verbose=0
     ).history["loss"]

@@ -121,6 +121,7 @@ def test_trains_and_loss_falls():
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         jit_compile=True,
     )
+    model.optimizer.build(model.trainable_variables)  # fit traces once
     inputs, target_out = _copy_task()
     history = model.fit(
         inputs, target_out, batch_size=16, epochs=6, verbose=0
