@@ -2,6 +2,13 @@ import os
 import pathlib
 
 
+def _add_xla_flag(flag):
+    """Appends `--name=value` to `XLA_FLAGS` unless it already sets `name`."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if flag.split("=")[0] not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {flag}".strip()
+
+
 def _share_the_cores():
     """Under pytest-xdist, each worker's TensorFlow and XLA use their share
     of the cores (one each with `-n auto` on 2 cores) rather than every
@@ -17,11 +24,7 @@ def _share_the_cores():
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(threads))
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", str(threads))
     if threads == 1:
-        flags = os.environ.get("XLA_FLAGS", "")
-        if "xla_cpu_multi_thread_eigen" not in flags:
-            os.environ["XLA_FLAGS"] = (
-                f"{flags} --xla_cpu_multi_thread_eigen=false".strip()
-            )
+        _add_xla_flag("--xla_cpu_multi_thread_eigen=false")
 
 
 def _compile_quickly():
@@ -37,14 +40,8 @@ def _compile_quickly():
     leaves XLA's settings as they are."""
     if os.environ.get("ATTENTION_ZOO_TEST_XLA") == "default":
         return
-    flags = os.environ.get("XLA_FLAGS", "")
-    for flag in (
-        "--xla_backend_optimization_level=0",
-        "--xla_llvm_disable_expensive_passes=true",
-    ):
-        if flag.split("=")[0] not in flags:
-            flags = f"{flags} {flag}".strip()
-    os.environ["XLA_FLAGS"] = flags
+    _add_xla_flag("--xla_backend_optimization_level=0")
+    _add_xla_flag("--xla_llvm_disable_expensive_passes=true")
 
 
 _share_the_cores()
