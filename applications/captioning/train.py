@@ -251,6 +251,7 @@ def main(argv=None):
     if not chief:
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
+    localisation = {}
 
     hypotheses, heatmaps, tokens = captioner.caption(
         test.images, beam_size=args.beam_size, return_attention=True
@@ -275,6 +276,11 @@ def main(argv=None):
                 f"{found['words']} colour and shape words looked inside "
                 f"their object's box (chance {found['chance']:.1%})"
             )
+            localisation = {
+                "attention_localisation": found["rate"],
+                "localisation_chance": found["chance"],
+                "localised_words": found["words"],
+            }
         path = _overlay(
             test,
             0,
@@ -290,6 +296,7 @@ def main(argv=None):
             exact_match=exact_match(hypotheses, test.captions),
             images=len(test),
             beam_size=args.beam_size,
+            **localisation,
         )
         train_flags.export_next_version(
             captioner,

@@ -233,5 +233,17 @@ def test_full_demo(tmp_path, capsys):
     # accuracy 96 %, BLEU-4 94, AUROC 0.96).
     assert rows["translation"]["metrics"]["bleu"] > 50
     assert rows["entailment"]["metrics"]["accuracy"] > 0.6
-    assert rows["captioning"]["metrics"]["bleu_4"] > 50
     assert rows["ehr"]["metrics"]["auroc"] > 0.8
+    # Captioning with the CLI's shapes defaults (latent prediction), on its
+    # 300 test images: captions mostly exact, and the attention looks
+    # inside the object a colour or shape word names for most of those
+    # words (measured: BLEU-4 93, exact 81 %, 90 % of 1,200 words against
+    # 14 % for an argmax drawn at random; the paper's deep output stays
+    # near 73 %, BENCHMARKS.md).
+    captioning = rows["captioning"]["metrics"]
+    assert captioning["bleu_4"] > 80 and captioning["exact_match"] > 0.6
+    assert captioning["localised_words"] > 200
+    assert captioning["attention_localisation"] > 0.8
+    assert captioning["attention_localisation"] > (
+        3 * captioning["localisation_chance"]
+    )

@@ -10,7 +10,6 @@ import tensorflow as tf
 from applications import registry
 from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
-from applications.captioning.shapes import make_synthetic_shapes
 from tests.support import fresh_process
 from tests.support import png_images
 
@@ -259,31 +258,3 @@ def check_served(captioner, shapes, path, served):
     serve = tf.saved_model.load(path).signatures["serving_default"]
     with pytest.raises(tf.errors.InvalidArgumentError):
         serve(image=tf.constant([b"not an image"]))
-
-
-@pytest.mark.slow
-def test_short_training_learns_the_shapes_and_where_they_are():
-    """The CLI's shapes defaults (latent prediction): captions mostly
-    exact, and the attention looks inside the object a colour or shape word
-    names for most of those words (87-90% on validation, BENCHMARKS.md; the
-    paper's deep output stays near 73%), far more often than an argmax
-    drawn at random would."""
-    from applications.captioning import train as cli
-    from applications.captioning.metrics import caption_metrics
-    from applications.captioning.shapes import attention_localisation
-    from applications.captioning.shapes import mirrored_caption
-
-    data = make_synthetic_shapes(3600, image_size=32, seed=0)
-    test = make_synthetic_shapes(100, image_size=32, seed=1)
-    references = [[c, mirrored_caption(c)] for c in test.captions]
-    captioner = Captioner(CaptioningConfig(**cli.SYNTHETIC_DEFAULTS))
-    captioner.fit(data.images, [[c] for c in data.captions], verbose=0)
-    texts, maps, tokens = captioner.caption(
-        test.images, beam_size=1, return_attention=True
-    )
-    exact = np.mean([t in refs for t, refs in zip(texts, references)])
-    bleu_4 = caption_metrics(texts, references)["bleu_4"]
-    found = attention_localisation(maps, tokens, test.objects, 32)
-    assert bleu_4 > 80.0 and exact > 0.6, (bleu_4, exact)
-    assert found["words"] > 200
-    assert found["rate"] > 0.8 and found["rate"] > 3 * found["chance"], found

@@ -76,6 +76,16 @@ def test_train_on_shapes_reports_metrics_and_exports(trained):
     assert "CIDEr" in line and "exact match" in line and "beam 2" in line
     assert out.count("(reference: a ") == 5  # the shapes' captions
     assert "attention localisation:" in out and "chance" in out
+    # The export's metadata holds what was printed.
+    printed = next(s for s in out.splitlines() if "localisation:" in s)
+    metrics = json.loads(
+        (
+            tmp / "saved_models" / "captioning" / "1" / "metadata.json"
+        ).read_text()
+    )["metrics"]
+    assert printed.split()[2] == f"{metrics['attention_localisation']:.1%}"
+    assert printed.split()[4] == str(metrics["localised_words"])
+    assert f"(chance {metrics['localisation_chance']:.1%})" in printed
     run = tmp / "run"
     assert f"wrote {run / 'attention.png'}" in out
     assert (run / "model.weights.h5").exists()
