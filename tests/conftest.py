@@ -65,9 +65,33 @@ SHARED_DATA = pathlib.Path(
 )
 
 
+def _seed_keeping_instantiated_functions(seed):
+    """`keras.utils.set_random_seed(seed)` without its one side effect
+    on TensorFlow's runtime: `tf.random.set_seed` clears the eager context's
+    caches, and with them every function instantiated so far. A test that
+    called a model, a search or an export that an earlier test or a
+    session fixture had already run then paid again for its instantiation
+    (Grappler's rewrite of the whole graph: 0.5 s for the tiny EHR export's
+    signature, more for a beam search), once per test. The seeds are the
+    same: Python's, NumPy's, Keras's and TensorFlow's global seed, whose
+    operation seeds start again from `seed`. What the clearing also did,
+    restart the counters of stateful random kernels already run, no test
+    relies on: the project's random numbers are stateless (Keras
+    `SeedGenerator`s, the searches' counter-based draws)."""
+    from tensorflow.python.eager import context
+
+    runtime = context.context()
+    handle = runtime._context_handle
+    runtime._context_handle = None  # `_set_global_seed` clears when set
+    try:
+        keras.utils.set_random_seed(seed)
+    finally:
+        runtime._context_handle = handle
+
+
 @pytest.fixture(autouse=True)
 def _seed_and_policy():
-    keras.utils.set_random_seed(0)
+    _seed_keeping_instantiated_functions(0)
     np.random.seed(0)
     policy = keras.config.dtype_policy()
     yield
