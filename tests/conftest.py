@@ -48,7 +48,6 @@ _share_the_cores()
 _compile_quickly()
 
 import keras  # noqa: E402  (after the thread settings)
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 # The helpers' asserts report their operands, as the tests' own do.
@@ -105,7 +104,6 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(autouse=True)
 def _seed_and_policy():
     _seed_keeping_instantiated_functions(0)
-    np.random.seed(0)
     policy = keras.config.dtype_policy()
     yield
     keras.config.set_dtype_policy(policy)

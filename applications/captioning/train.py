@@ -251,7 +251,6 @@ def main(argv=None):
     if not chief:
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
-    localisation = {}
 
     hypotheses, heatmaps, tokens = captioner.caption(
         test.images, beam_size=args.beam_size, return_attention=True
@@ -266,6 +265,7 @@ def main(argv=None):
     train_flags.note_few_examples("test", len(test), "images")
     for hypothesis, references in list(zip(hypotheses, test.captions))[:5]:
         print(f"  {hypothesis}\n    (reference: {references[0]})")
+    localisation = {}  # the metrics' share of the localisation check
     if config.attention is not None:
         if synthetic:
             found = attention_localisation(
