@@ -1,4 +1,4 @@
-"""Run a script in a fresh Python that cannot import Keras or this project.
+"""Run a script in a Python that cannot import Keras or this project.
 
 Exported SavedModels must serve with TensorFlow alone (plus the op libraries
 of tensorflow-text). `run_without_project(script)` runs `script` in a
@@ -9,18 +9,29 @@ custom ops are registered with `tf.load_op_library` on the `.so` files of the
 installed package, found without importing it.
 
 The script sees `tf` (imported), `np` and `json`, and `OP_LIBRARIES` (the
-paths loaded); it reports results by printing one JSON line prefixed with
-`RESULT ` (use `emit(obj)`); `run_without_project` returns that object.
-`unregistered_ops(ops)` there lists the op types (e.g. `saved_model_ops`
-of an export) that neither TensorFlow nor tensorflow-text registers, so
-that the process that serves an export can also check its ops.
+paths loaded); it reports results with `emit(obj)` (JSON-serialisable);
+`run_without_project` returns the last object emitted. `unregistered_ops(ops)`
+there lists the op types (e.g. `saved_model_ops` of an export) that neither
+TensorFlow nor tensorflow-text registers, so that the process that serves an
+export can also check its ops.
+
+One such process per test process runs the scripts one after another (each
+in a namespace of its own; after each, the blocked modules must still be
+blocked), as a serving process loads one export after another: importing
+TensorFlow and the op libraries (about 3 s on the 2-core machine) is paid
+once per pytest worker rather than once per script. A script that asks for
+particular op libraries or environment variables gets a process of its own.
 """
 
+import atexit
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 
 BLOCKED_MODULES = (
     "keras",
@@ -64,9 +75,6 @@ def _load_tensorflow_text_ops(only):
 
 OP_LIBRARIES, OP_LIBRARY_FAILURES = _load_tensorflow_text_ops({only!r})
 
-def emit(obj):
-    print("RESULT " + json.dumps(obj), flush=True)
-
 def unregistered_ops(ops):
     # What neither TensorFlow nor the op libraries loaded here register.
     from tensorflow.python.framework import op_def_registry
@@ -75,6 +83,114 @@ def unregistered_ops(ops):
 for _name in {blocked!r}:
     assert _name not in sys.modules or sys.modules[_name] is None, _name
 """
+
+
+# Runs requests read from stdin, one JSON line each (`{"script": ...}`),
+# and answers each with one JSON line on the real stdout: the last object
+# emitted (as JSON text), what the script printed, and its traceback if it
+# failed.
+_SERVE_SCRIPTS = """
+import contextlib
+import io
+import traceback
+
+_ANSWERS = sys.stdout
+_BASE = dict(globals())
+for _line in sys.stdin:
+    _emitted = []
+    _namespace = dict(_BASE)
+    _namespace["emit"] = lambda obj: _emitted.append(json.dumps(obj))
+    _printed = io.StringIO()
+    _error = None
+    try:
+        with contextlib.redirect_stdout(_printed):
+            exec(compile(json.loads(_line)["script"], "<script>", "exec"),
+                 _namespace)
+        for _name in {blocked!r}:
+            assert sys.modules.get(_name) is None, _name + " was imported"
+            sys.modules[_name] = None  # blocked again, for the next script
+    except BaseException:
+        _error = traceback.format_exc()
+    _ANSWERS.write(json.dumps({{
+        "result": _emitted[-1] if _emitted else None,
+        "printed": _printed.getvalue()[-4000:],
+        "error": _error,
+    }}) + "\\n")
+    _ANSWERS.flush()
+"""
+
+
+def _environment(env):
+    full_env = dict(os.environ)
+    full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # The fresh process must not find the repository on sys.path by accident.
+    full_env.pop("PYTHONPATH", None)
+    full_env.update(env or {})
+    return full_env
+
+
+def _start(source, env, **kwargs):
+    return subprocess.Popen(
+        [sys.executable, "-c", source],
+        text=True,
+        env=_environment(env),
+        cwd=os.path.dirname(os.path.abspath(sys.executable)),
+        **kwargs,
+    )
+
+
+class _ScriptServer:
+    """The process that runs this test process's scripts, started on first
+    use; a script that fails leaves it running, one that times out or kills
+    it takes it down (the next script starts another)."""
+
+    def __init__(self):
+        self._log = tempfile.TemporaryFile("w+")
+        source = _PRELUDE.format(blocked=BLOCKED_MODULES, only=None)
+        source += _SERVE_SCRIPTS.format(blocked=BLOCKED_MODULES)
+        self._process = _start(
+            source,
+            None,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+        )
+
+    def run(self, script, timeout):
+        """The answer to `script`, or `None` if the process died or timed
+        out (then it is stopped)."""
+        self._process.stdin.write(json.dumps({"script": script}) + "\n")
+        self._process.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while self._process.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            readable, _, _ = select.select([self._process.stdout], [], [], left)
+            if readable:
+                line = self._process.stdout.readline()
+                if line:
+                    return json.loads(line)
+        self.stop()
+        return None
+
+    def log_tail(self):
+        self._log.seek(0)
+        return self._log.read()[-4000:]
+
+    def stop(self):
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+
+
+_server = None
+
+
+@atexit.register
+def _stop_server():
+    if _server is not None:
+        _server.stop()
 
 
 def run_without_project(script, op_libraries=None, timeout=300, env=None):
@@ -86,44 +202,71 @@ def run_without_project(script, op_libraries=None, timeout=300, env=None):
             (`python/ops/*.so`, `python/metrics/*.so`; all load with
             TensorFlow 2.21), or a list of file names (e.g.
             `["_normalize_ops.so"]`) to load only those, which proves they
-            are all an export needs.
-        timeout: seconds before the subprocess is killed.
-        env: dict of extra environment variables.
+            are all an export needs (in a process of its own).
+        timeout: seconds before the process running it is killed.
+        env: dict of extra environment variables (a process of its own).
 
     Returns:
         The object passed to `emit(...)` in the script (the last one), or
         `None` if it emitted nothing.
 
     Raises:
-        AssertionError: the subprocess failed; the message holds its output.
+        AssertionError: the script failed; the message holds its output.
     """
-    only = None if op_libraries is None else sorted(op_libraries)
-    source = _PRELUDE.format(blocked=BLOCKED_MODULES, only=only)
-    source += "\n" + textwrap.dedent(script)
-    full_env = dict(os.environ)
-    full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    # The fresh process must not find the repository on sys.path by accident.
-    full_env.pop("PYTHONPATH", None)
-    full_env.update(env or {})
-    completed = subprocess.run(
-        [sys.executable, "-c", source],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=full_env,
-        cwd=os.path.dirname(os.path.abspath(sys.executable)),
-    )
-    if completed.returncode != 0:
+    script = textwrap.dedent(script)
+    if op_libraries is not None or env:
+        only = None if op_libraries is None else sorted(op_libraries)
+        return _run_alone(script, only, timeout, env)
+    global _server
+    if _server is None:
+        _server = _ScriptServer()
+    answer = _server.run(script, timeout)
+    if answer is None:
+        log, _server = _server.log_tail(), None
         raise AssertionError(
-            f"subprocess failed with code {completed.returncode}\n"
-            f"--- stdout ---\n{completed.stdout[-4000:]}\n"
-            f"--- stderr ---\n{completed.stderr[-4000:]}"
+            f"the process running scripts without the project died or took"
+            f" over {timeout} s\n--- its stderr ---\n{log}"
+        )
+    if answer["error"] is not None:
+        raise AssertionError(
+            f"the script failed\n--- printed ---\n{answer['printed']}\n"
+            f"--- traceback ---\n{answer['error']}"
+        )
+    return None if answer["result"] is None else json.loads(answer["result"])
+
+
+def _run_alone(script, only, timeout, env):
+    """`run_without_project` in a new process that loads `only` (the op
+    libraries' file names; all if None) and has `env` set."""
+    source = _PRELUDE.format(blocked=BLOCKED_MODULES, only=only)
+    source += _EMIT_LINES + script
+    process = _start(
+        source, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        raise AssertionError(
+            f"subprocess failed with code {process.returncode}\n"
+            f"--- stdout ---\n{stdout[-4000:]}\n"
+            f"--- stderr ---\n{stderr[-4000:]}"
         )
     result = None
-    for line in completed.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("RESULT "):
             result = json.loads(line[len("RESULT ") :])
     return result
+
+
+# A process of its own prints what the script emits, prefixed with RESULT.
+_EMIT_LINES = """
+def emit(obj):
+    print("RESULT " + json.dumps(obj), flush=True)
+
+"""
 
 
 def saved_model_ops(path):
