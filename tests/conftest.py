@@ -1,3 +1,4 @@
+import gc
 import os
 import pathlib
 
@@ -99,6 +100,21 @@ LONG_FILES = ("tests/applications/demo_test.py",)
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: not item.nodeid.startswith(LONG_FILES))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test file's last test (its module fixtures torn down), the
+    garbage it left is collected and what survives (imports, session
+    fixtures, caches) is frozen (`gc.freeze`): Python's full collections
+    then walk only what later files made. Without it a test process of
+    several million objects spent about 30 s of a 9-minute suite in full
+    collections, 0.7 s each."""
+    result = yield
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
+    return result
 
 
 @pytest.fixture(autouse=True)
