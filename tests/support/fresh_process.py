@@ -106,11 +106,14 @@ for _line in sys.stdin:
         with contextlib.redirect_stdout(_printed):
             exec(compile(json.loads(_line)["script"], "<script>", "exec"),
                  _namespace)
-        for _name in {blocked!r}:
-            assert sys.modules.get(_name) is None, _name + " was imported"
-            sys.modules[_name] = None  # blocked again, for the next script
     except BaseException:
         _error = traceback.format_exc()
+    # Whatever the script did, the next one starts with every block back.
+    _lifted = [_name for _name in {blocked!r} if sys.modules.get(_name)]
+    for _name in {blocked!r}:
+        sys.modules[_name] = None
+    if _lifted and _error is None:
+        _error = ", ".join(_lifted) + " was imported"
     _ANSWERS.write(json.dumps({{
         "result": _emitted[-1] if _emitted else None,
         "printed": _printed.getvalue()[-4000:],
@@ -157,10 +160,13 @@ class _ScriptServer:
         )
 
     def run(self, script, timeout):
-        """The answer to `script`, or `None` if the process died or timed
-        out (then it is stopped)."""
-        self._process.stdin.write(json.dumps({"script": script}) + "\n")
-        self._process.stdin.flush()
+        """The answer to `script`, or `None` if the process died or ran
+        past `timeout` (the caller then reads `log_tail` and `stop`s it)."""
+        try:
+            self._process.stdin.write(json.dumps({"script": script}) + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            return None
         deadline = time.monotonic() + timeout
         while self._process.poll() is None:
             left = deadline - time.monotonic()
@@ -171,7 +177,6 @@ class _ScriptServer:
                 line = self._process.stdout.readline()
                 if line:
                     return json.loads(line)
-        self.stop()
         return None
 
     def log_tail(self):
@@ -179,9 +184,15 @@ class _ScriptServer:
         return self._log.read()[-4000:]
 
     def stop(self):
+        """Ends the process and closes its pipes and log."""
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout, self._log):
+            try:
+                stream.close()
+            except BrokenPipeError:
+                pass
 
 
 _server = None
@@ -222,7 +233,9 @@ def run_without_project(script, op_libraries=None, timeout=300, env=None):
         _server = _ScriptServer()
     answer = _server.run(script, timeout)
     if answer is None:
-        log, _server = _server.log_tail(), None
+        log = _server.log_tail()
+        _server.stop()
+        _server = None
         raise AssertionError(
             f"the process running scripts without the project died or took"
             f" over {timeout} s\n--- its stderr ---\n{log}"
