@@ -123,23 +123,27 @@ for _line in sys.stdin:
 """
 
 
-def _environment(env):
+# A process of its own prints what the script emits, prefixed with RESULT.
+_EMIT_LINES = """
+def emit(obj):
+    print("RESULT " + json.dumps(obj), flush=True)
+
+"""
+
+
+def _process_options(env):
+    """The command's options, however it is run: extra `env` on top of this
+    process's environment, but never the repository on `sys.path`."""
     full_env = dict(os.environ)
     full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # The fresh process must not find the repository on sys.path by accident.
     full_env.pop("PYTHONPATH", None)
     full_env.update(env or {})
-    return full_env
-
-
-def _start(source, env, **kwargs):
-    return subprocess.Popen(
-        [sys.executable, "-c", source],
-        text=True,
-        env=_environment(env),
-        cwd=os.path.dirname(os.path.abspath(sys.executable)),
-        **kwargs,
-    )
+    return {
+        "text": True,
+        "env": full_env,
+        "cwd": os.path.dirname(os.path.abspath(sys.executable)),
+    }
 
 
 class _ScriptServer:
@@ -151,12 +155,12 @@ class _ScriptServer:
         self._log = tempfile.TemporaryFile("w+")
         source = _PRELUDE.format(blocked=BLOCKED_MODULES, only=None)
         source += _SERVE_SCRIPTS.format(blocked=BLOCKED_MODULES)
-        self._process = _start(
-            source,
-            None,
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", source],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
+            **_process_options(None),
         )
 
     def run(self, script, timeout):
@@ -253,33 +257,23 @@ def _run_alone(script, only, timeout, env):
     libraries' file names; all if None) and has `env` set."""
     source = _PRELUDE.format(blocked=BLOCKED_MODULES, only=only)
     source += _EMIT_LINES + script
-    process = _start(
-        source, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    completed = subprocess.run(
+        [sys.executable, "-c", source],
+        capture_output=True,
+        timeout=timeout,
+        **_process_options(env),
     )
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
-    if process.returncode != 0:
+    if completed.returncode != 0:
         raise AssertionError(
-            f"subprocess failed with code {process.returncode}\n"
-            f"--- stdout ---\n{stdout[-4000:]}\n"
-            f"--- stderr ---\n{stderr[-4000:]}"
+            f"subprocess failed with code {completed.returncode}\n"
+            f"--- stdout ---\n{completed.stdout[-4000:]}\n"
+            f"--- stderr ---\n{completed.stderr[-4000:]}"
         )
     result = None
-    for line in stdout.splitlines():
+    for line in completed.stdout.splitlines():
         if line.startswith("RESULT "):
             result = json.loads(line[len("RESULT ") :])
     return result
-
-
-# A process of its own prints what the script emits, prefixed with RESULT.
-_EMIT_LINES = """
-def emit(obj):
-    print("RESULT " + json.dumps(obj), flush=True)
-
-"""
 
 
 def saved_model_ops(path):
