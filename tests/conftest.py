@@ -29,20 +29,30 @@ def _share_the_cores():
 
 
 def _compile_quickly():
-    """XLA compiles the tests' many small functions with LLVM's cheap
+    """XLA compiles the tests' many small functions quickly: LLVM's cheap
     settings (`--xla_backend_optimization_level=0` and
-    `--xla_llvm_disable_expensive_passes=true`): the same XLA programs,
-    less optimised machine code. On the 2-core machine that compiles the
-    compile-bound layer, block and decoding tests about 30 % faster on
-    JAX and 15 % on TensorFlow; their tiny shapes do not notice the
-    slower code. Benchmarks run outside pytest with XLA's defaults.
-    Set in the environment before TensorFlow or JAX starts, for the
-    processes the tests start too. `ATTENTION_ZOO_TEST_XLA=default`
+    `--xla_llvm_disable_expensive_passes=true`), XLA's CPU loop emitters
+    for fused element-wise work rather than its newer MLIR fusion emitters
+    (`--xla_cpu_use_fusion_emitters=false`), and each program's machine
+    code in one piece rather than split for parallel compilation
+    (`--xla_cpu_parallel_codegen_split_count=1`): the same XLA programs
+    after the same HLO passes, less optimised machine code. The tests'
+    tiny shapes do not notice the slower code; their compilations
+    dominate. On the 2-core machine the LLVM settings took about 30 % off
+    the compile-bound layer, block and decoding tests on JAX and 15 % on
+    TensorFlow; the loop emitters then took README's JAX line from 223 to
+    145 s and its TensorFlow line from about 560 to 450 s, and one piece
+    a further 8 % off the JAX layer and decoding tests (each measured
+    side by side on one day). Benchmarks run outside pytest with XLA's
+    defaults. Set in the environment before TensorFlow or JAX starts, for
+    the processes the tests start too. `ATTENTION_ZOO_TEST_XLA=default`
     leaves XLA's settings as they are."""
     if os.environ.get("ATTENTION_ZOO_TEST_XLA") == "default":
         return
     _add_xla_flag("--xla_backend_optimization_level=0")
     _add_xla_flag("--xla_llvm_disable_expensive_passes=true")
+    _add_xla_flag("--xla_cpu_use_fusion_emitters=false")
+    _add_xla_flag("--xla_cpu_parallel_codegen_split_count=1")
 
 
 _share_the_cores()
