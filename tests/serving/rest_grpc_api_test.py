@@ -6,6 +6,11 @@ tiny bundles of `tests/support/tiny_bundles.py`), named in a
 HTTP requests and the official `PredictionServiceStub` get what the
 signature gives in process (`predict_request` for REST's JSON); bad
 requests get a 4xx (or a gRPC status) and the server keeps answering.
+
+The same server serves the tiny translator exported to sample
+(`translation_sampled`): a text with a seed gets the same translation
+alone, batched with other clients' requests or in one request with
+others, and the same as `translate(..., seed=[...])` in Python.
 """
 
 import concurrent.futures
@@ -28,13 +33,15 @@ from tests.support.shared_folders import copy_of
 APPLICATIONS = tiny_bundles.APPLICATIONS
 MAX_BYTES = 1 << 20
 MAX_BATCH = 16
+SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
+SAMPLED = "/v1/models/translation_sampled:predict"
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, shared):
     """`(server, application -> loaded export)`: each application's
     `tiny_bundles.tiny_export` (default `jit_compile`) copied in as its
-    version 1."""
+    version 1, and `translation_sampled`."""
     root = tmp_path_factory.mktemp("served")
     models, configs = {}, []
     for application in APPLICATIONS:
@@ -45,6 +52,13 @@ def served(tmp_path_factory, shared):
             f'config {{ name: "{application}" base_path: '
             f'"{root / application}" model_platform: "tensorflow" }}'
         )
+    # The tiny translator (`tiny_bundles.tiny_bundle`) exported to sample.
+    translator = tiny_bundles.tiny_bundle("translation", shared)
+    translator.export(str(root / "translation_sampled" / "1"), **SAMPLING)
+    configs.append(
+        'config { name: "translation_sampled" base_path: '
+        f'"{root / "translation_sampled"}" model_platform: "tensorflow" }}'
+    )
     config = root / "models.config"
     config.write_text("model_config_list {\n" + "\n".join(configs) + "\n}\n")
     batching = root / "batching.config"
@@ -352,3 +366,52 @@ def test_the_prometheus_page_counts_requests(served):
     assert 'model_name="entailment"' in page
     assert ":tensorflow:serving:request_count" in page
     assert "batch" in page
+
+
+# -- a translation export that samples ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def sampled_texts():
+    (pairs,) = registry.get("translation").fit_arguments(8, seed=11)
+    return [source for source, _ in pairs]
+
+
+def _seeded(server, instances):
+    status, answer = server.rest(
+        SAMPLED, {"signature_name": "seeded", "instances": instances}
+    )
+    assert status == 200, answer
+    return [p["translation"] for p in answer["predictions"]]
+
+
+def test_a_seed_draws_alike_alone_batched_and_in_python(
+    served, shared, sampled_texts
+):
+    server, _ = served
+    translator = tiny_bundles.tiny_bundle("translation", shared)
+    seeds = [7, 2**32 - 1, 0, 99, 7, 12, 123456, 5]
+    expected = translator.translate(sampled_texts, seed=seeds, **SAMPLING)
+    instances = [{"text": t, "seed": s} for t, s in zip(sampled_texts, seeds)]
+    # One request with all eight.
+    assert _seeded(server, instances) == expected
+    # Eight clients at once: the server batches them as it likes.
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda x: _seeded(server, [x]), instances))
+    assert [answer[0] for answer in answers] == expected
+
+
+def test_serving_default_returns_the_seeds_it_drew(served, sampled_texts):
+    server, _ = served
+    status, answer = server.rest(SAMPLED, {"instances": sampled_texts[:3]})
+    assert status == 200, answer
+    predictions = answer["predictions"]
+    assert all(0 <= p["seed"] < 2**32 for p in predictions)
+    again = _seeded(
+        server,
+        [
+            {"text": t, "seed": p["seed"]}
+            for t, p in zip(sampled_texts, predictions)
+        ],
+    )
+    assert again == [p["translation"] for p in predictions]
