@@ -35,6 +35,9 @@ MAX_BYTES = 1 << 20
 MAX_BATCH = 16
 SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
 SAMPLED = "/v1/models/translation_sampled:predict"
+PREMISE = "the old sad dirty bird stands"
+HYPOTHESIS = "the old sad duck stands"
+LONG = " ".join([PREMISE] * 10)  # more tokens than the tiny model reads
 
 
 @pytest.fixture(scope="module")
@@ -366,6 +369,27 @@ def test_the_prometheus_page_counts_requests(served):
     assert 'model_name="entailment"' in page
     assert ":tensorflow:serving:request_count" in page
     assert "batch" in page
+
+
+def test_over_rest_an_empty_premise_is_a_400_naming_it(served):
+    server, _ = served
+    url = "/v1/models/entailment:predict"
+    status, answer = server.rest(
+        url, {"instances": [{"premise": "", "hypothesis": HYPOTHESIS}]}
+    )
+    assert status == 400, answer
+    assert "`premise` must not be empty" in answer["error"]
+    status, answer = server.rest(
+        url,
+        {
+            "inputs": {
+                "premise": [LONG, PREMISE],
+                "hypothesis": [HYPOTHESIS, HYPOTHESIS],
+            }
+        },
+    )
+    assert status == 200, answer
+    assert answer["outputs"]["truncated"] == [True, False]
 
 
 # -- a translation export that samples ----------------------------------

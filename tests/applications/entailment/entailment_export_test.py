@@ -2,7 +2,8 @@
 
 The export refuses a sentence without words (empty or whitespace only)
 with an `InvalidArgumentError` naming the input and its batch positions,
-as `attention-zoo predict` refuses it (a 400 over REST); it says which
+as `attention-zoo predict` refuses it (a 400 over REST:
+`tests/serving/rest_grpc_api_test.py`); it says which
 pairs it cut to the tokens the model reads (`truncated`), and cuts the
 strings before tokenizing them, so a 30 MB premise costs little memory.
 `attention-zoo predict` prints each class's probability by name and warns
@@ -16,7 +17,6 @@ import tensorflow as tf
 
 from applications import cli
 from applications.entailment.examples import LABELS
-from attention_zoo.serving.process import ServerProcess
 from tests.support import shared_bundles
 from tests.support.fresh_process import run_without_project
 
@@ -75,29 +75,6 @@ def test_a_sentence_without_words_is_refused_naming_it(
     message = f"`{name}` must not be empty .*{re.escape(positions)}"
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         _call(serve, premises, hypotheses)
-
-
-def test_over_rest_an_empty_premise_is_a_400_naming_it(export_dir):
-    url = "/v1/models/entailment:predict"
-    with ServerProcess(
-        [f"--model_base_path={export_dir}", "--model_name=entailment"]
-    ) as server:
-        status, answer = server.rest(
-            url, {"instances": [{"premise": "", "hypothesis": HYPOTHESIS}]}
-        )
-        assert status == 400, answer
-        assert "`premise` must not be empty" in answer["error"]
-        status, answer = server.rest(
-            url,
-            {
-                "inputs": {
-                    "premise": [LONG, PREMISE],
-                    "hypothesis": [HYPOTHESIS, HYPOTHESIS],
-                }
-            },
-        )
-        assert status == 200, answer
-        assert answer["outputs"]["truncated"] == [True, False]
 
 
 def test_a_30_mb_premise_is_not_tokenized_whole(export_dir):
