@@ -128,9 +128,10 @@ def _seed_keeping_instantiated_functions(seed):
 # `--dist loadfile` the other worker then runs the rest beside it, rather
 # than the demo starting ninth and finishing alone at the end (longest
 # first, as schedulers do: the slow tier went from 18.7 to 17.0 min).
-# Listing the JAX application runs first as well made no difference to the
-# JAX line (623 s against 629 s).
-LONG_FILES = ("tests/applications/demo_test.py",)
+# The JAX application runs (four files of 12-23 s, collected last) start
+# first too: README's JAX line took 119 and 124 s against 132 and 130 s
+# with them last (alternating runs on one day).
+LONG_FILES = ("tests/applications/demo_test.py", "tests/jax_applications/")
 
 
 def pytest_collection_modifyitems(items):

@@ -5,7 +5,9 @@ tiny bundles of `tests/support/tiny_bundles.py`), named in a
 `--model_config_file`, with batching and the Prometheus page on. Plain
 HTTP requests and the official `PredictionServiceStub` get what the
 signature gives in process (`predict_request` for REST's JSON); bad
-requests get a 4xx (or a gRPC status) and the server keeps answering.
+requests get a 4xx (or a gRPC status) and the server keeps answering; an
+empty entailment premise is a 400 naming it, and a pair cut to the
+tokens the model reads comes back `truncated`.
 
 The same server serves the tiny translator exported to sample
 (`translation_sampled`): a text with a seed gets the same translation
