@@ -5,7 +5,7 @@ A `Split` holds decoded images with their reference captions.
 `load_splits` reads a dataset's captions (a `data.DataLayout`) into three
 `CaptionedImages`, and `read_split` decodes one of them into a `Split`,
 leaving out the files that do not decode. Nothing here prints: the
-callers (`train.py`, the benchmarks) report what was skipped.
+callers (`train.py`, the experiments) report what was skipped.
 """
 
 import dataclasses

@@ -378,7 +378,10 @@ def _shipped_buckets(path, application, requests):
 def test_each_shipped_model_replays_its_warmup_requests(name):
     model = SHIPPED[name]
     requests = read_warmup_requests(model.version)
-    assert requests, f"{name} has no {WARMUP_FILE}: run build_zoo.py"
+    assert requests, (
+        f"{name} has no {WARMUP_FILE}: run "
+        f"`python -m release.build_zoo --warmup-only {name}`"
+    )
     assert os.path.getsize(os.path.join(model.version, WARMUP_FILE)) < 10_000
     assert {signature for signature, _ in requests} == {"serving_default"}
     if model.application == "captioning":

@@ -11,7 +11,7 @@ import pytest
 
 from applications import registry
 from applications import zoo
-from benchmarks import build_zoo
+from release import build_zoo
 from tests.support.fresh_process import run_without_project
 
 SHIPPED = {model.name: model for model in zoo.shipped_models()}

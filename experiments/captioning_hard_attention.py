@@ -1,9 +1,9 @@
 """Soft vs hard (stochastic) attention in the captioner (Xu et al. 2015).
 
-    python benchmarks/captioning_hard_attention.py               # ~5 min
-    python benchmarks/captioning_hard_attention.py --images 4000 \\
+    python -m experiments.captioning_hard_attention               # ~5 min
+    python -m experiments.captioning_hard_attention --images 4000 \\
         --epochs 12 --seeds 0 1 2
-    python benchmarks/captioning_hard_attention.py --dataset flickr8k \\
+    python -m experiments.captioning_hard_attention --dataset flickr8k \\
         --epochs 20 --patience 3 --seeds 0 1 2
 
 Each seed trains the captioner once per `--modes` entry: `soft`, the
@@ -47,10 +47,8 @@ from applications.captioning.options import ATTENTION_MODES  # noqa: E402
 from applications.captioning.overlays import plot_tokens_over_image  # noqa: E402
 from applications.captioning.shapes import attention_localisation  # noqa: E402
 from applications.captioning.splits import synthetic_splits  # noqa: E402
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
-SHARED = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"
-)
 # The README's Flickr8k command.
 FLICKR8K = dict(
     encoder="efficientnet_lite0",
@@ -202,7 +200,7 @@ def main(argv=None):
     parser.add_argument("--beam-size", type=int, default=3)
     parser.add_argument(
         "--out",
-        default=os.path.join("outputs", "benchmarks", "hard_attention"),
+        default=os.path.join("outputs", "experiments", "hard_attention"),
         help="folder of the attention overlays",
     )
     args = parser.parse_args(argv)

@@ -1,8 +1,8 @@
 """Captioning quality: show-attend-tell vs the mean-feature baseline.
 
-    python benchmarks/captioning_quality.py --datasets shapes
-    python benchmarks/captioning_quality.py --datasets flickr8k --epochs 30
-    python benchmarks/captioning_quality.py --datasets flickr8k \\
+    python -m experiments.captioning_quality --datasets shapes
+    python -m experiments.captioning_quality --datasets flickr8k --epochs 30
+    python -m experiments.captioning_quality --datasets flickr8k \\
         --encoder efficientnet_lite0 --encoder-weights imagenet --seeds 0 1 2
 
 Datasets:
@@ -50,10 +50,7 @@ from applications.captioning.metrics import caption_metrics  # noqa: E402
 from applications.captioning.model import EFFICIENTNET_LITE0  # noqa: E402
 from applications.captioning.options import PREDICTIONS  # noqa: E402
 from applications.captioning.shapes import attention_localisation  # noqa: E402
-
-SHARED = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"
-)
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
 def load(dataset, image_size, seed):

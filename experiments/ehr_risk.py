@@ -1,8 +1,8 @@
 """EHR risk: the attention model against logistic regression.
 
-    python benchmarks/ehr_risk.py --datasets synthetic
-    python benchmarks/ehr_risk.py --datasets mimic --folds 5 --repeats 2
-    python benchmarks/ehr_risk.py --datasets mimic3 --folds 5 --repeats 2
+    python -m experiments.ehr_risk --datasets synthetic
+    python -m experiments.ehr_risk --datasets mimic --folds 5 --repeats 2
+    python -m experiments.ehr_risk --datasets mimic3 --folds 5 --repeats 2
 
 Datasets:
 
@@ -59,10 +59,8 @@ from applications.ehr.risk_model import RiskModel  # noqa: E402
 from applications.ehr.risk_model import auprc  # noqa: E402
 from applications.ehr.risk_model import auroc  # noqa: E402
 from applications.ehr.risk_model import brier_score  # noqa: E402
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
-SHARED = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"
-)
 PENALTIES = (0.01, 0.1, 1.0, 10.0)  # L2 strength per (weighted) example
 
 

@@ -1,11 +1,11 @@
 """Builds the shipped models of `saved_models/` from scratch, with the
 command their model cards give.
 
-    python benchmarks/build_zoo.py translation-spa-eng
-    python benchmarks/build_zoo.py --list
-    python benchmarks/build_zoo.py entailment-snli --out /tmp/zoo
-    python benchmarks/build_zoo.py captioning-flickr8k --card-only
-    python benchmarks/build_zoo.py --warmup-only entailment-snli
+    python -m release.build_zoo translation-spa-eng
+    python -m release.build_zoo --list
+    python -m release.build_zoo entailment-snli --out /tmp/zoo
+    python -m release.build_zoo captioning-flickr8k --card-only
+    python -m release.build_zoo --warmup-only entailment-snli
 
 For each NAME: runs `attention-zoo train APP ... --export OUT/NAME` (the
 card's command; the run folder is `--runs/NAME`, replaced), times it, runs
@@ -31,8 +31,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 # How the cards write paths into ../shared/data (run from the checkout).
@@ -513,7 +511,7 @@ def write_card(name, out, figures):
         "",
         f"{figures['train_minutes']:.1f} minutes of training, evaluation and "
         f"export on {figures['machine']} ({figures['built']}); "
-        f"`python benchmarks/build_zoo.py {name}` runs it again and prints "
+        f"`python -m release.build_zoo {name}` runs it again and prints "
         "these figures. "
         f"{figures['parameters']:,} parameters; version "
         f"{figures['version']} is {figures['size_mb']:.1f} MB (the "

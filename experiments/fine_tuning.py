@@ -1,8 +1,8 @@
 """Does starting from a shipped model pay? Fine-tuning against training from
 scratch on the same small data, scored on the same test examples.
 
-    python benchmarks/fine_tuning.py                       # both
-    python benchmarks/fine_tuning.py --tasks translation
+    python -m experiments.fine_tuning                       # both
+    python -m experiments.fine_tuning --tasks translation
 
 - translation: `translation-spa-eng` fine-tuned on 2,000 Tatoeba pairs it
   never trained on (from the validation split of its own training command:
@@ -28,12 +28,9 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-SHARED = os.path.join(ROOT, "..", "shared", "data")
+from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
 def _train(bundle, train, validation, epochs, patience, learning_rate):

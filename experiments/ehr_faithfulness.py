@@ -1,7 +1,7 @@
 """EHR explanations: are the events attention points at the ones that matter?
 
-    python benchmarks/ehr_faithfulness.py                     # synthetic
-    python benchmarks/ehr_faithfulness.py --dataset mimic --epochs 5
+    python -m experiments.ehr_faithfulness                     # synthetic
+    python -m experiments.ehr_faithfulness --dataset mimic --epochs 5
 
 Trains one `RiskModel` (synthetic: the `attention-zoo train ehr` data,
 1,500 patients and `train.SYNTHETIC_DEFAULTS` but `--epochs`; mimic: the
@@ -39,10 +39,9 @@ from applications.ehr.metrics import auroc  # noqa: E402
 from applications.ehr.model import EVENT_ATTENTION_LAYER  # noqa: E402
 from applications.ehr.records import split_patients  # noqa: E402
 from applications.ehr.risk_model import RiskModel  # noqa: E402
+from experiments import SHARED_DATA  # noqa: E402
 
-MIMIC_IV = os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "data", "mimic-iv-demo"
-)
+MIMIC_IV = os.path.join(SHARED_DATA, "mimic-iv-demo")
 
 
 def _parser():

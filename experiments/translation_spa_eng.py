@@ -1,8 +1,9 @@
 """Spanish -> English on Tatoeba (../shared/data/spa-eng): quality per model.
 
-    python benchmarks/translation_spa_eng.py --configs rnn-additive --minutes 40
-    python benchmarks/translation_spa_eng.py --epochs 4 --save-dir /tmp/spa
-    python benchmarks/translation_spa_eng.py --epochs 1 --max-train-pairs 40000
+    python -m experiments.translation_spa_eng --configs rnn-additive \\
+        --minutes 40
+    python -m experiments.translation_spa_eng --epochs 4 --save-dir /tmp/spa
+    python -m experiments.translation_spa_eng --epochs 1 --max-train-pairs 40000
 
 Fixed split: `data.split_pairs(pairs, 0.05, 0.05, seed=0, group_by="source")`
 of the 118,964 pairs (a Spanish sentence never appears in two splits):
@@ -38,16 +39,9 @@ from applications.translation import data  # noqa: E402
 from applications.translation.config import TranslationConfig  # noqa: E402
 from applications.translation.translator import Translator  # noqa: E402
 from attention_zoo import MonotonicAttention  # noqa: E402
+from experiments import SHARED_DATA  # noqa: E402
 
-DATA = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)),
-    "..",
-    "..",
-    "shared",
-    "data",
-    "spa-eng",
-    "spa.txt.gz",
-)
+DATA = os.path.join(SHARED_DATA, "spa-eng", "spa.txt.gz")
 
 BASE = dict(
     embedding_dim=256,
