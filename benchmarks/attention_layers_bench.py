@@ -12,21 +12,14 @@ Forward and forward+backward, graph and XLA, float32 and mixed_bfloat16.
 
 Run from the repository root:
 
-    python benchmarks/attention_layers_bench.py [--repeats 15]
+    python -m benchmarks.attention_layers_bench [--repeats 15] [--out DIR]
 """
-
-import argparse
-import os
-import sys
 
 import keras
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import harness  # noqa: E402
-
-from attention_zoo.layers import AdditiveAttention  # noqa: E402
-from attention_zoo.layers import BilinearAttention  # noqa: E402
+from attention_zoo.layers import AdditiveAttention
+from attention_zoo.layers import BilinearAttention
+from benchmarks import harness
 
 BATCH, QUERY_LENGTH, VALUE_LENGTH, WIDTH = 32, 32, 128, 256
 
@@ -37,10 +30,9 @@ class TutorialBahdanau(keras.layers.Layer):
     def __init__(self, units, **kwargs):
         super().__init__(**kwargs)
         policy = self.dtype_policy
-        self._query_dense = keras.layers.Dense(
-            units, use_bias=False, dtype=policy, name="query"
+        self._query_dense, self._key_dense = harness.query_key_projections(
+            units, policy
         )
-        self._key_dense = keras.layers.Dense(units, dtype=policy, name="key")
         self._attention = keras.layers.AdditiveAttention(
             dtype=policy, name="attention"
         )
@@ -65,12 +57,17 @@ class KerasDotAttention(keras.layers.Layer):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser = harness.parser(__doc__, repeats=15)
     parser.add_argument(
         "--only", choices=("additive", "bilinear"), default=None
     )
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, compare_layers, argv)
+
+
+def compare_layers(args):
+    """The two comparisons' rows: `{"additive": rows, "bilinear": rows}`
+    (those `--only` runs)."""
+    results = {}
     inputs = harness.random_inputs(
         {
             "query": (BATCH, QUERY_LENGTH, WIDTH),
@@ -78,7 +75,7 @@ def main(argv=None):
         }
     )
     if args.only != "bilinear":
-        harness.compare(
+        results["additive"] = harness.compare(
             "Bahdanau: AdditiveAttention vs Dense + keras AdditiveAttention",
             {
                 "tutorial Bahdanau": lambda p: TutorialBahdanau(WIDTH, dtype=p),
@@ -91,7 +88,7 @@ def main(argv=None):
             repeats=args.repeats,
         )
     if args.only != "additive":
-        harness.compare(
+        results["bilinear"] = harness.compare(
             "Luong dot: BilinearAttention(dot) vs keras Attention",
             {
                 "keras Attention": lambda p: KerasDotAttention(dtype=p),
@@ -103,6 +100,7 @@ def main(argv=None):
             baseline="keras Attention",
             repeats=args.repeats,
         )
+    return results
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Run from the repository root (TensorFlow backend):
 
-    python benchmarks/greedy_decoding_bench.py
+    python -m benchmarks.greedy_decoding_bench [--out DIR]
 
 A Bahdanau decoder (target vocabulary 8,000, embedding 256, `GRUCell(512)`,
 `AdditiveAttention(512)` over encoder states `(64, 20, 512)`, a `Dense`
@@ -25,11 +25,8 @@ No END token is used, so every variant runs exactly 20 steps. Figures are
 medians in ms per batch of 64 (20 tokens), measured interleaved.
 """
 
-import argparse
 import os
 import statistics
-import sys
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
@@ -38,11 +35,9 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import ops  # noqa: E402
 
-# Run as a script from the repository root without installing.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 from attention_zoo import AdditiveAttention  # noqa: E402
 from attention_zoo.decoding import greedy_search  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 START = 2
 NEVER = -1  # no END: every variant decodes the same number of steps
@@ -121,7 +116,7 @@ def bfloat16_copy(decoder, vocabulary_size):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__, repeats=5)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=20)
     parser.add_argument("--source-length", type=int, default=20)
@@ -132,13 +127,16 @@ def main(argv=None):
         type=int,
         default=8000,
     )
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--bfloat16",
         action="store_true",
         help="also time greedy_search with the decoder in mixed_bfloat16",
     )
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """Each variant's median seconds per batch, by name."""
     if keras.backend.backend() != "tensorflow":
         raise SystemExit("Run with the TensorFlow backend.")
 
@@ -152,14 +150,14 @@ def main(argv=None):
     h = tf.constant(rng.normal(size=(args.batch_size, 512)), tf.float32)
     length = args.max_length
 
-    step_fn = tf.function(decoder.step)
-    loop_fn = tf.function(
-        lambda e, h: python_loop(decoder, decoder.step, e, h, length)
+    step_fn = harness.compiled(decoder.step, "graph")
+    loop_fn = harness.compiled(
+        lambda e, h: python_loop(decoder, decoder.step, e, h, length), "graph"
     )
-    ours_xla = tf.function(
-        lambda e, h: ours(decoder, e, h, length), jit_compile=True
+    ours_xla = harness.compiled(lambda e, h: ours(decoder, e, h, length))
+    ours_graph = harness.compiled(
+        lambda e, h: ours(decoder, e, h, length), "graph"
     )
-    ours_graph = tf.function(lambda e, h: ours(decoder, e, h, length))
     candidates = {
         "(a) eager Python loop": lambda e, h: python_loop(
             decoder, decoder.step, e, h, length
@@ -179,11 +177,11 @@ def main(argv=None):
             e, h = tf.cast(e, tf.bfloat16), tf.cast(h, tf.bfloat16)
             return ours(half, e, h, length)
 
-        candidates["(f) greedy_search, XLA, bfloat16"] = tf.function(
-            ours_half, jit_compile=True
-        )
-        candidates["(g) greedy_search, graph, bfloat16"] = tf.function(
+        candidates["(f) greedy_search, XLA, bfloat16"] = harness.compiled(
             ours_half
+        )
+        candidates["(g) greedy_search, graph, bfloat16"] = harness.compiled(
+            ours_half, "graph"
         )
 
     # Warm up (trace and compile) and check every variant agrees with (a).
@@ -198,15 +196,14 @@ def main(argv=None):
         print(f"{name}: tokens agree with (a): {agree:.4f}, ", end="")
         print(f"max attention difference {error:.1e}")
 
-    times = {name: [] for name in candidates}
-    for _ in range(args.repeats):
-        for name, fn in candidates.items():
-            start = time.perf_counter()
-            tokens, _ = fn(encoder_states, h)
-            tokens.numpy()
-            times[name].append(time.perf_counter() - start)
+    def runner(fn):
+        return lambda: fn(encoder_states, h)[0].numpy()
 
-    baseline = statistics.median(times["(a) eager Python loop"])
+    times = harness.interleaved_samples(
+        {name: runner(fn) for name, fn in candidates.items()}, args.repeats
+    )
+    medians = {name: statistics.median(s) for name, s in times.items()}
+    baseline = medians["(a) eager Python loop"]
     print()
     print(
         f"Greedy decoding, batch {args.batch_size}, {length} tokens, "
@@ -216,9 +213,9 @@ def main(argv=None):
     print()
     print("| variant | ms per batch | speed-up vs (a) |")
     print("| --- | ---: | ---: |")
-    for name, values in times.items():
-        median = statistics.median(values)
+    for name, median in medians.items():
         print(f"| {name} | {1e3 * median:.1f} | {baseline / median:.1f}x |")
+    return medians
 
 
 if __name__ == "__main__":

@@ -40,30 +40,26 @@ multi-head at the same model width (width 256, 8 query heads of size 32):
 
 Run from the repository root:
 
-    python benchmarks/grouped_query_bench.py [--repeats N]
-        [--only {gqa,window,cache}] [--small]
-    KERAS_BACKEND=jax python benchmarks/grouped_query_bench.py
+    python -m benchmarks.grouped_query_bench [--repeats N]
+        [--only {gqa,window,cache}] [--small] [--out DIR]
+    KERAS_BACKEND=jax python -m benchmarks.grouped_query_bench
 
 `--small` uses tiny shapes, 2 repeats and float32 only (for the smoke
 test).
 """
 
-import argparse
-import os
-import sys
+import keras
+import numpy as np
+from keras import ops
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-from harness import BACKEND  # noqa: E402
-from harness import compare  # noqa: E402
-from harness import median_times  # noqa: E402
-from harness import random_inputs  # noqa: E402
-from keras import ops  # noqa: E402
-
-from attention_zoo.blocks import TransformerDecoderBlock  # noqa: E402
-from attention_zoo.layers import MultiHead  # noqa: E402
+from attention_zoo.blocks import TransformerDecoderBlock
+from attention_zoo.layers import MultiHead
+from benchmarks import harness
+from benchmarks.harness import BACKEND
+from benchmarks.harness import compare
+from benchmarks.harness import median_times
+from benchmarks.harness import random_inputs
+from benchmarks.harness import same_mode_ratios
 
 FULL = {
     "batch": 32,
@@ -191,19 +187,6 @@ def window_candidates(shape, causal=True):
     }
 
 
-def print_same_mode_ratios(rows, baseline):
-    """Prints baseline ms / candidate ms, each pair compiled the same way."""
-    times = {
-        (r["pass"], r["policy"], r["candidate"], r["mode"]): r["ms"]
-        for r in rows
-    }
-    print(f"\nsame mode: {baseline} ms / candidate ms")
-    for (pas, policy, name, mode), ms in times.items():
-        if name != baseline:
-            base = times[(pas, policy, baseline, mode)]
-            print(f"{pas:<9}{policy:<16}{name:<28}{mode:<7}{base / ms:>6.2f}x")
-
-
 def run_gqa(shape, repeats, policies):
     inputs = random_inputs(
         {
@@ -226,7 +209,7 @@ def run_gqa(shape, repeats, policies):
             policies=policies,
             repeats=repeats,
         )
-        print_same_mode_ratios(part, "keras.GroupQueryAttention")
+        same_mode_ratios(part, "keras.GroupQueryAttention")
         rows += [dict(r, kv_heads=kv_heads) for r in part]
     return rows
 
@@ -248,7 +231,7 @@ def run_window(shape, repeats, policies):
         policies=policies,
         repeats=repeats,
     )
-    print_same_mode_ratios(rows, "keras.MHA+band mask")
+    same_mode_ratios(rows, "keras.MHA+band mask")
     return rows
 
 
@@ -322,7 +305,6 @@ def make_decoder(block, shape, batch, mode, seed=0):
         )
 
     if BACKEND == "tensorflow":
-        import tensorflow as tf
 
         def generate(x, memory, cross, cache):
             def step(i, x, cache):
@@ -336,10 +318,8 @@ def make_decoder(block, shape, batch, mode, seed=0):
 
             return loop(step, x, cache)
 
-        fn = tf.function(generate, jit_compile=mode == "xla", autograph=False)
+        fn = harness.compiled(generate, mode, autograph=False)
         return lambda: fn(x0, memory, cross, cache)
-
-    import jax
 
     trainable = [v.value for v in block.trainable_variables]
     non_trainable = [v.value for v in block.non_trainable_variables]
@@ -361,7 +341,7 @@ def make_decoder(block, shape, batch, mode, seed=0):
 
         return loop(step, x, cache)
 
-    jitted = jax.jit(generate)
+    jitted = harness.compiled(generate)
     return lambda: jitted(trainable, non_trainable, x0, memory, cross, cache)
 
 
@@ -462,15 +442,18 @@ def run_cache(shape, repeats, policies):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser = harness.parser(__doc__, repeats=15)
     parser.add_argument("--only", choices=("gqa", "window", "cache"))
     parser.add_argument(
         "--small",
         action="store_true",
         help="tiny shapes, 2 repeats, float32 only (smoke test)",
     )
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """Each part's results run (`--only`), by name."""
     shape, repeats, policies = FULL, args.repeats, POLICIES
     if args.small:
         shape, repeats, policies = SMALL, 2, ("float32",)

@@ -1,12 +1,34 @@
-"""Side-by-side timing: interleaved runs, medians, ratios in one process.
+"""What the speed benchmarks share: flags, compiling, timing, result files.
 
 This machine is noisy, so candidates are timed in alternation (A, B, A, B,
 ...) and each figure is the median of many repeats. On the TensorFlow backend
 "graph" is `tf.function` and "xla" is `tf.function(jit_compile=True)`; on JAX
 every mode is `jax.jit` (XLA).
+
+- `parser(doc, repeats=N)`: the common flags (`--repeats`, `--out`;
+  `serving_parser`: those of the two serving benchmarks);
+  `run(__file__, parser, body, argv)`: `body(args)`, and with `--out DIR`
+  what it printed as `DIR/NAME.txt` and what it returned as
+  `DIR/NAME.json` (`write_json`), the files BENCHMARKS.md quotes.
+- `compiled(fn, mode)`: `fn` compiled for the current backend.
+- `interleaved_samples`, `median_times`: runners timed in alternation.
+- `make_runner`, `compare`, `same_mode_ratios`: a layer's forward (and
+  backward) pass, and tables of candidates' medians and ratios against a
+  baseline (its best mode, or the same mode).
+- `EpochTimer`: wall time per `fit` epoch (the training benchmarks).
+- `query_key_projections`: the `Dense` projections of the Bahdanau
+  baselines built from Keras layers.
 """
 
+import argparse
+import contextlib
+import datetime
+import io
+import json
+import os
+import shlex
 import statistics
+import sys
 import time
 
 import keras
@@ -14,13 +36,136 @@ import numpy as np
 from keras import ops
 
 BACKEND = keras.backend.backend()
+# The repository root (the working directory of `python -m benchmarks.NAME`).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _compile(fn, mode):
+# -- flags and result files -------------------------------------------------
+
+
+def parser(doc, repeats=None, out=None, out_help=None, **kwargs):
+    """An `ArgumentParser` described by `doc`'s first line, with `--out`
+    (default `out`) and, given a default number of `repeats`,
+    `--repeats`; `kwargs` go to `ArgumentParser`."""
+    result = argparse.ArgumentParser(description=doc.split("\n")[0], **kwargs)
+    if repeats is not None:
+        result.add_argument(
+            "--repeats",
+            type=int,
+            default=repeats,
+            help=f"timed repeats, medians taken (default {repeats})",
+        )
+    result.add_argument(
+        "--out",
+        default=out,
+        help=out_help
+        or "a folder for NAME.txt (what is printed, after the command) "
+        "and NAME.json (the results); default: print only",
+    )
+    return result
+
+
+def serving_parser(doc, name, batching, out_help):
+    """The serving benchmarks' `parser`: `--protocols`, `--batching`
+    (`batching` is the default order) and `--out`, by default
+    `outputs/NAME` in the repository."""
+    result = parser(
+        doc,
+        out=os.path.join(ROOT, "outputs", name),
+        out_help=out_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    result.add_argument(
+        "--protocols",
+        nargs="+",
+        choices=("rest", "grpc"),
+        default=["rest", "grpc"],
+    )
+    result.add_argument(
+        "--batching", nargs="+", choices=("on", "off"), default=batching
+    )
+    return result
+
+
+def run(script, argument_parser, body, argv=None):
+    """Parses `argv`, returns `body(args)`; with `--out DIR`, also writes
+    `DIR/NAME.txt` (the command line, then all that was printed) and
+    `DIR/NAME.json` (the result), `NAME` being the module of `script`
+    (the benchmark's `__file__`)."""
+    args = argument_parser.parse_args(argv)
+    if not getattr(args, "out", None):
+        return body(args)
+    name = os.path.splitext(os.path.basename(script))[0]
+    arguments = sys.argv[1:] if argv is None else argv
+    command = shlex.join(["python", "-m", f"benchmarks.{name}", *arguments])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
+        result = body(args)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"{name}.txt"), "w") as file:
+        file.write(
+            f"Command: `KERAS_BACKEND={BACKEND} {command}` "
+            f"({datetime.date.today().isoformat()})\n{printed.getvalue()}"
+        )
+    write_json(args.out, name, result, command=command)
+    return result
+
+
+class _Tee(io.TextIOBase):
+    """Writes to every stream it is given."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self):
+        for stream in self.streams:
+            stream.flush()
+
+
+def _jsonable(value):
+    """`value` with tuple keys joined, tuples as lists, NumPy as Python."""
+    if isinstance(value, dict):
+        return {
+            " / ".join(map(str, k)) if isinstance(k, tuple) else str(k): (
+                _jsonable(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def write_json(out, name, result, **fields):
+    """Writes `OUT/NAME.json`: `fields`, the backend and `result`."""
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"{name}.json")
+    document = {**fields, "backend": BACKEND, "result": _jsonable(result)}
+    with open(path, "w") as file:
+        json.dump(document, file, indent=1, default=str)
+    return path
+
+
+# -- compiling and timing ----------------------------------------------------
+
+
+def compiled(fn, mode="xla", autograph=True):
+    """`fn` compiled for the current backend: `tf.function` ("graph") or
+    `tf.function(jit_compile=True)` ("xla") on TensorFlow, `jax.jit` on
+    JAX (whatever the mode)."""
     if BACKEND == "tensorflow":
         import tensorflow as tf
 
-        return tf.function(fn, jit_compile=(mode == "xla"))
+        return tf.function(fn, jit_compile=(mode == "xla"), autograph=autograph)
     if BACKEND == "jax":
         import jax
 
@@ -56,7 +201,7 @@ def make_runner(layer, inputs, mode, backward):
             variables = [v.value for v in layer.trainable_variables]
             return tape.gradient(loss, list(xs) + variables)
 
-        fn = _compile(forward_backward if backward else forward, mode)
+        fn = compiled(forward_backward if backward else forward, mode)
     else:
         import jax
 
@@ -75,9 +220,9 @@ def make_runner(layer, inputs, mode, backward):
             grad = jax.grad(
                 loss_fn, argnums=tuple(range(len(names) + 1)), has_aux=True
             )
-            jitted = _compile(lambda w, *xs: grad(w, *xs)[0], mode)
+            jitted = compiled(lambda w, *xs: grad(w, *xs)[0], mode)
         else:
-            jitted = _compile(lambda w, *xs: loss_fn(w, *xs)[1], mode)
+            jitted = compiled(lambda w, *xs: loss_fn(w, *xs)[1], mode)
 
         def fn(*xs):
             return jitted(trainable, *xs)
@@ -93,8 +238,10 @@ def make_runner(layer, inputs, mode, backward):
     return run
 
 
-def median_times(runners, repeats=20, warmup=3):
-    """Times each runner `repeats` times, interleaved; returns medians (s)."""
+def interleaved_samples(runners, repeats, warmup=0):
+    """Calls each no-argument runner `warmup` times, then times them in
+    alternation (A, B, A, B, ...) for `repeats` rounds; returns each
+    runner's list of seconds per call."""
     for run in runners.values():
         for _ in range(warmup):
             run()
@@ -104,7 +251,28 @@ def median_times(runners, repeats=20, warmup=3):
             start = time.perf_counter()
             run()
             samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def median_times(runners, repeats=20, warmup=3):
+    """Times each runner `repeats` times, interleaved; returns medians (s)."""
+    samples = interleaved_samples(runners, repeats, warmup)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+class EpochTimer(keras.callbacks.Callback):
+    """Wall time of every `fit` epoch, in `times` (an epoch's end waits
+    for its steps on JAX too: its logs are read)."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self._start)
 
 
 def compare(
@@ -175,8 +343,32 @@ def compare(
     return rows
 
 
+def same_mode_ratios(rows, baseline):
+    """Prints baseline ms / candidate ms for `compare`'s rows, each pair
+    compiled the same way."""
+    times = {
+        (r["pass"], r["policy"], r["candidate"], r["mode"]): r["ms"]
+        for r in rows
+    }
+    print(f"\nsame mode: {baseline} ms / candidate ms")
+    for (pas, policy, name, mode), ms in times.items():
+        if name != baseline:
+            base = times[(pas, policy, baseline, mode)]
+            print(f"{pas:<9}{policy:<16}{name:<28}{mode:<7}{base / ms:>6.2f}x")
+
+
 def random_inputs(shapes, seed=0):
     rng = np.random.default_rng(seed)
     return {
         k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()
     }
+
+
+def query_key_projections(units, policy):
+    """The Bahdanau projections as Keras layers: `W_q` (`"query"`, no
+    bias) and `W_k` with the bias `b` (`"key"`)."""
+    query = keras.layers.Dense(
+        units, use_bias=False, dtype=policy, name="query"
+    )
+    key = keras.layers.Dense(units, dtype=policy, name="key")
+    return query, key

@@ -2,12 +2,12 @@
 
 Run from the repository root (about 9 minutes on 2 CPU cores):
 
-    python benchmarks/jax_training_throughput.py
-    python benchmarks/jax_training_throughput.py --apps ehr entailment
-    python benchmarks/jax_training_throughput.py --rounds 1 --steps 10
+    python -m benchmarks.jax_training_throughput [--out DIR]
+    python -m benchmarks.jax_training_throughput --apps ehr entailment
+    python -m benchmarks.jax_training_throughput --rounds 1 --steps 10
 
 Keras fixes its backend at import, so every measurement is a child
-process (this script again, with `--child APP` and `KERAS_BACKEND` set).
+process (this module again, with `--child APP` and `KERAS_BACKEND` set).
 Each child builds the application's bundle from its `tiny_config()` with
 the sizes of `SETTINGS` (the same config on both backends), learns the
 vocabularies from `--batches` batches of generated data and compiles the
@@ -37,14 +37,11 @@ import subprocess
 import sys
 import time
 
-# Run as a script from the repository root without installing.
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
 # The backend is the environment's: the children get KERAS_BACKEND.
-import keras  # noqa: E402
+import keras
 
-from applications import registry  # noqa: E402
+from applications import registry
+from benchmarks import harness
 
 APPS = registry.APPLICATIONS
 BACKENDS = ("jax", "tensorflow")
@@ -117,7 +114,7 @@ def measure(app, batch_size, batches, steps, epochs):
     sizes = [shape[0][0] for shape in shapes]
     examples = sum(sizes[step % len(sizes)] for step in range(steps))
 
-    timer = EpochTimer()
+    timer = harness.EpochTimer()
     start = time.perf_counter()
     model.fit(dataset, epochs=1, verbose=0)
     warmup = time.perf_counter() - start
@@ -141,21 +138,6 @@ def measure(app, batch_size, batches, steps, epochs):
     }
 
 
-class EpochTimer(keras.callbacks.Callback):
-    """Wall time of every epoch (an epoch's end waits for its steps on
-    JAX too: its logs are read)."""
-
-    def __init__(self):
-        super().__init__()
-        self.times = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.times.append(time.perf_counter() - self._start)
-
-
 # -- the parent: children in alternation, then the table -------------------
 
 
@@ -163,7 +145,8 @@ def run_child(app, backend, args):
     """`measure` in a child process on `backend`; returns its dict."""
     command = [
         sys.executable,
-        os.path.abspath(__file__),
+        "-m",
+        __spec__.name,
         "--child",
         app,
         f"--batch-size={args.batch_size}",
@@ -173,7 +156,7 @@ def run_child(app, backend, args):
     ]
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
     done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True
+        command, cwd=harness.ROOT, env=env, capture_output=True, text=True
     )
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(RESULT):
@@ -237,8 +220,8 @@ def format_table(rows):
     return "\n".join(lines)
 
 
-def parse_arguments(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parser():
+    parser = harness.parser(__doc__)
     parser.add_argument("--apps", nargs="+", choices=APPS, default=APPS)
     parser.add_argument("--rounds", type=int, default=3, help="per backend")
     parser.add_argument("--steps", type=int, default=30, help="per timed epoch")
@@ -248,11 +231,15 @@ def parse_arguments(argv=None):
         "--batches", type=int, default=4, help="distinct batches, cached"
     )
     parser.add_argument("--child", choices=APPS, help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv=None):
-    args = parse_arguments(argv)
+    return harness.run(__file__, parser(), measure_all, argv)
+
+
+def measure_all(args):
+    """The child's `measure`, or the parent's rounds and table."""
     if args.child:
         result = measure(
             args.child, args.batch_size, args.batches, args.steps, args.epochs

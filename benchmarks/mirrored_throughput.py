@@ -2,9 +2,9 @@
 
 Run from the repository root (TensorFlow backend):
 
-    python benchmarks/mirrored_throughput.py
-    python benchmarks/mirrored_throughput.py --quick          # smoke test
-    python benchmarks/mirrored_throughput.py --apps ehr entailment
+    python -m benchmarks.mirrored_throughput [--out DIR]
+    python -m benchmarks.mirrored_throughput --quick          # smoke test
+    python -m benchmarks.mirrored_throughput --apps ehr entailment
 
 The host CPU is split into two logical devices
 (`applications.common.distribute.split_cpu`) before TensorFlow starts, and
@@ -24,23 +24,16 @@ overhead of splitting each step, not a speed-up: with one GPU per replica
 each replica computes on its own device.
 """
 
-import argparse
 import functools
 import os
 import statistics
-import sys
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-# Run as a script from the repository root without installing.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import keras  # noqa: E402
-
 from applications import registry  # noqa: E402
 from applications.common import distribute  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 APPS = registry.APPLICATIONS
 SETUPS = ("default", "mirrored x1", "mirrored x2")
@@ -90,20 +83,6 @@ def _fitter(bundle, *data):
     return fit
 
 
-class EpochTimer(keras.callbacks.Callback):
-    """Wall time of every epoch."""
-
-    def __init__(self):
-        super().__init__()
-        self.times = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.times.append(time.perf_counter() - self._start)
-
-
 @functools.cache
 def strategy_for(setup):
     """One strategy per setup for the whole run (as `make_strategy`
@@ -123,13 +102,13 @@ def measure(app, setup, count, global_batch, epochs):
     strategy = strategy_for(setup)
     batch_size = global_batch // distribute.num_replicas(strategy)
     _, fit, examples = make_workload(app, count, batch_size, strategy)
-    timer = EpochTimer()
+    timer = harness.EpochTimer()
     fit(epochs + 1, [timer])
     return examples / statistics.median(timer.times[1:])
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--apps", nargs="+", choices=APPS, default=APPS)
     parser.add_argument("--examples", type=int, default=1024, help="per epoch")
     parser.add_argument(
@@ -137,7 +116,11 @@ def main(argv=None):
     )
     parser.add_argument("--epochs", type=int, default=4, help="timed")
     parser.add_argument("--quick", action="store_true", help="smoke test")
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure_all, argv)
+
+
+def measure_all(args):
+    """Examples per second by application and set-up."""
     if args.quick:
         args.examples, args.global_batch, args.epochs = 128, 32, 1
 

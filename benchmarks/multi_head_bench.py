@@ -4,28 +4,27 @@ Batch 32, length 128, width 256, 8 heads, key_dim 32; forward and
 forward+backward, graph and XLA, float32 and mixed_bfloat16. Run from the
 repository root:
 
-    python benchmarks/multi_head_bench.py [--repeats N]
+    python -m benchmarks.multi_head_bench [--repeats N] [--out DIR]
 """
 
-import argparse
-import os
-import sys
+import keras
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import keras  # noqa: E402
-from harness import compare  # noqa: E402
-from harness import random_inputs  # noqa: E402
-
-from attention_zoo.layers import MultiHead  # noqa: E402
+from attention_zoo.layers import MultiHead
+from benchmarks.harness import compare
+from benchmarks.harness import parser
+from benchmarks.harness import random_inputs
+from benchmarks.harness import run
+from benchmarks.harness import same_mode_ratios
 
 BATCH, LENGTH, WIDTH, HEADS, KEY_DIM = 32, 128, 256, 8, 32
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    return run(__file__, parser(__doc__, repeats=15), measure, argv)
+
+
+def measure(args):
+    """`compare`'s rows, then the same-mode ratios printed."""
     inputs = random_inputs(
         {"query": (BATCH, LENGTH, WIDTH), "value": (BATCH, LENGTH, WIDTH)}
     )
@@ -43,16 +42,9 @@ def main(argv=None):
         baseline="keras.MultiHeadAttention",
         repeats=args.repeats,
     )
-    # Same-mode ratios: MultiHead against the built-in compiled the same way.
-    times = {
-        (r["pass"], r["policy"], r["candidate"], r["mode"]): r["ms"]
-        for r in rows
-    }
-    print("\nsame mode: keras ms / MultiHead ms")
-    for (pas, policy, name, mode), ms in times.items():
-        if name == "MultiHead":
-            base = times[(pas, policy, "keras.MultiHeadAttention", mode)]
-            print(f"{pas:<9}{policy:<16}{mode:<7}{base / ms:>6.2f}x")
+    # MultiHead against the built-in compiled the same way.
+    same_mode_ratios(rows, "keras.MultiHeadAttention")
+    return rows
 
 
 if __name__ == "__main__":

@@ -48,26 +48,19 @@ query length 4, value length 12, width 8, D = 2, 2 repeats, float32 only.
 
 Run from the repository root:
 
-    python benchmarks/new_attention_layers_bench.py [--repeats 15]
-    KERAS_BACKEND=jax python benchmarks/new_attention_layers_bench.py
+    python -m benchmarks.new_attention_layers_bench [--repeats 15]
+    KERAS_BACKEND=jax python -m benchmarks.new_attention_layers_bench
 """
-
-import argparse
-import os
-import sys
 
 import keras
 import numpy as np
 from keras import ops
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import harness  # noqa: E402
-
-from attention_zoo.layers import AdditiveAttention  # noqa: E402
-from attention_zoo.layers import HardAttention  # noqa: E402
-from attention_zoo.layers import LocalAttention  # noqa: E402
-from attention_zoo.layers import MonotonicAttention  # noqa: E402
+from attention_zoo.layers import AdditiveAttention
+from attention_zoo.layers import HardAttention
+from attention_zoo.layers import LocalAttention
+from attention_zoo.layers import MonotonicAttention
+from benchmarks import harness
 
 COMPARISONS = ("monotonic", "local-m", "local-p", "hard")
 FULL = {"batch": 32, "query": 32, "value": 128, "width": 256, "window": 8}
@@ -97,11 +90,9 @@ class CumprodMonotonic(keras.layers.Layer):
 
     def __init__(self, units, **kwargs):
         super().__init__(**kwargs)
-        policy = self.dtype_policy
-        self._query_dense = keras.layers.Dense(
-            units, use_bias=False, dtype=policy, name="query"
+        self._query_dense, self._key_dense = harness.query_key_projections(
+            units, self.dtype_policy
         )
-        self._key_dense = keras.layers.Dense(units, dtype=policy, name="key")
         # The (B, Tq, Tv, units) part in float32, as MonotonicAttention.
         self._v_dense = keras.layers.Dense(
             1, use_bias=False, dtype="float32", name="v"
@@ -378,8 +369,7 @@ def alignment_difference(sizes, inputs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser = harness.parser(__doc__, repeats=15)
     parser.add_argument(
         "--only",
         choices=COMPARISONS,
@@ -391,7 +381,11 @@ def main(argv=None):
         action="store_true",
         help="tiny shapes, 2 repeats, float32 only (the smoke test)",
     )
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """`compare`'s rows per comparison run (`--only`), by name."""
     keras.utils.set_random_seed(0)  # the same weights (per backend) each run
     sizes = SMALL if args.small else FULL
     repeats = min(args.repeats, 2) if args.small else args.repeats

@@ -2,8 +2,8 @@
 
 Run from the repository root (either backend):
 
-    python benchmarks/sampling_bench.py
-    KERAS_BACKEND=jax python benchmarks/sampling_bench.py
+    python -m benchmarks.sampling_bench [--out DIR]
+    KERAS_BACKEND=jax python -m benchmarks.sampling_bench
 
 The attention GRU decoder of `greedy_decoding_bench.py` (vocabulary 8,000,
 embedding 256, `GRUCell(512)`, `AdditiveAttention(512)` over encoder states
@@ -25,9 +25,7 @@ No END token is used, so every variant runs exactly 20 steps. Figures are
 medians in ms per batch, measured interleaved, and their ratio to greedy.
 """
 
-import argparse
 import os
-import sys
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
@@ -35,17 +33,12 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-
-from greedy_decoding_bench import Decoder  # noqa: E402
-from harness import median_times  # noqa: E402
-
 from attention_zoo.decoding import buffers  # noqa: E402
 from attention_zoo.decoding import greedy_search  # noqa: E402
 from attention_zoo.decoding import sample_search  # noqa: E402
 from attention_zoo.decoding import top_p_logits  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks.greedy_decoding_bench import Decoder  # noqa: E402
 
 START, NEVER = 2, -1  # no END: every variant decodes the same steps
 
@@ -81,23 +74,16 @@ def categorical_search(step_fn, state, max_length, seed, top_p=None):
     return buffers.row_search(step_fn, state, START, NEVER, max_length, pick)
 
 
-def compile_xla(fn):
-    if keras.backend.backend() == "jax":
-        import jax
-
-        return jax.jit(fn)
-    import tensorflow as tf
-
-    return tf.function(fn, jit_compile=True)
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__, repeats=15)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=20)
     parser.add_argument("--vocabulary-size", type=int, default=8000)
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """Each search's median seconds per batch, by name."""
 
     keras.utils.set_random_seed(0)
     decoder = Decoder(args.vocabulary_size, 256, 512, 512)
@@ -147,13 +133,13 @@ def main(argv=None):
     }
     runners = {}
     for name, fn in candidates.items():
-        compiled = compile_xla(fn)
+        compiled = harness.compiled(fn)
 
         def run(compiled=compiled):
             ops.convert_to_numpy(compiled(memory, h0, seed))
 
         runners[name] = run
-    times = median_times(runners, repeats=args.repeats)
+    times = harness.median_times(runners, repeats=args.repeats)
     print(
         f"\n## Sampling vs greedy, XLA (backend={keras.backend.backend()}, "
         f"batch {args.batch_size}, {length} tokens, vocabulary "

@@ -2,8 +2,8 @@
 
 Run from the repository root (the figures of BENCHMARKS.md):
 
-    python benchmarks/serving_faults.py
-    python benchmarks/serving_faults.py --protocols grpc --batching off \\
+    python -m benchmarks.serving_faults
+    python -m benchmarks.serving_faults --protocols grpc --batching off \\
         --seconds 1
 
 The models are tiny SavedModels `y = factor * x` with version N's factor
@@ -42,20 +42,14 @@ A wrong answer is a `y` other than `factor * x` for a known version, or
 Every wait is bounded; only 127.0.0.1 is used.
 """
 
-import argparse
 import http.client
 import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import threading
 import time
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 MODEL = "scale"
 SCENARIOS = ("kill", "new version", "corrupt version")
@@ -428,8 +422,8 @@ def _row(row):
 
 
 def main(argv=None):
-    args = parse_arguments(argv)
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    args = parse_arguments(argv)
     rows = []
     print(_HEADER, flush=True)
     for batching in args.batching:
@@ -445,9 +439,11 @@ def main(argv=None):
                 rows.append(row)
                 print(_row(row), flush=True)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "serving_faults.json"), "w") as file:
-            json.dump({"arguments": vars(args), "rows": rows}, file, indent=1)
+        from benchmarks import harness
+
+        harness.write_json(
+            args.out, "serving_faults", rows, arguments=vars(args)
+        )
     bad = [
         r
         for r in rows
@@ -463,20 +459,15 @@ def main(argv=None):
 
 
 def parse_arguments(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    from benchmarks import harness
+
+    parser = harness.serving_parser(
+        __doc__,
+        "serving_faults",
+        batching=["off", "on"],
+        out_help="where serving_faults.json goes ('' for nowhere)",
     )
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument(
-        "--protocols",
-        nargs="+",
-        choices=("rest", "grpc"),
-        default=["rest", "grpc"],
-    )
-    parser.add_argument(
-        "--batching", nargs="+", choices=("on", "off"), default=["off", "on"]
-    )
     parser.add_argument(
         "--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS)
     )
@@ -494,11 +485,6 @@ def parse_arguments(argv=None):
         type=float,
         default=1.0,
         help="--file_system_poll_wait_seconds (TF Serving's default: 1)",
-    )
-    parser.add_argument(
-        "--out",
-        default=os.path.join(ROOT, "outputs", "serving_faults"),
-        help="where serving_faults.json goes ('' for nowhere)",
     )
     return parser.parse_args(argv)
 

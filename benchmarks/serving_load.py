@@ -2,8 +2,8 @@
 
 Run from the repository root (the figures of BENCHMARKS.md):
 
-    python benchmarks/serving_load.py --rounds 3 --seconds 4 --warmup 1
-    python benchmarks/serving_load.py --apps entailment --clients 1 8 \\
+    python -m benchmarks.serving_load --rounds 3 --seconds 4 --warmup 1
+    python -m benchmarks.serving_load --apps entailment --clients 1 8 \\
         --seconds 2
 
 For each application's export (the shipped `translation-spa-eng`,
@@ -54,7 +54,6 @@ per application and protocol. `--out` holds the JSON of every cell
 (`serving_load.json`) and the EHR export.
 """
 
-import argparse
 import http.client
 import json
 import multiprocessing
@@ -64,9 +63,9 @@ import sys
 import threading
 import time
 
+# The repository root (as `harness.ROOT`; the harness, which imports Keras,
+# is imported where it is used: the client processes import this module).
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 APPLICATIONS = ("translation", "entailment", "captioning", "ehr")
 # Not run by default: a SavedModel that returns its input, so that what a
@@ -855,14 +854,19 @@ def print_summary(results, args):
 
 
 def _write(out, results):
-    with open(os.path.join(out, "serving_load.json"), "w") as file:
-        json.dump(results, file, indent=1, default=str)
+    from benchmarks import harness
+
+    harness.write_json(out, "serving_load", results)
 
 
 def parse_arguments(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    from benchmarks import harness
+
+    parser = harness.serving_parser(
+        __doc__,
+        "serving_load",
+        batching=["on", "off"],
+        out_help="the JSON of every cell, and the EHR export",
     )
     parser.add_argument(
         "--apps",
@@ -873,15 +877,6 @@ def parse_arguments(argv=None):
         "ceiling (not run by default)",
     )
     parser.add_argument("--clients", nargs="+", type=int, default=[1, 8, 32])
-    parser.add_argument(
-        "--protocols",
-        nargs="+",
-        choices=("rest", "grpc"),
-        default=["rest", "grpc"],
-    )
-    parser.add_argument(
-        "--batching", nargs="+", choices=("on", "off"), default=["on", "off"]
-    )
     parser.add_argument(
         "--seconds", type=float, default=8.0, help="measured, per cell"
     )
@@ -895,11 +890,6 @@ def parse_arguments(argv=None):
     parser.add_argument("--batch-timeout-micros", type=int, default=0)
     parser.add_argument("--num-batch-threads", type=int, default=2)
     parser.add_argument("--max-enqueued-batches", type=int, default=100)
-    parser.add_argument(
-        "--out",
-        default=os.path.join(ROOT, "outputs", "serving_load"),
-        help="the JSON of every cell, and the EHR export",
-    )
     return parser.parse_args(argv)
 
 

@@ -5,22 +5,18 @@ feed-forward 1024, no dropout; keras-hub blocks with `normalize_first=True`
 (the same pre-norm layout). Forward and forward+backward, graph and XLA,
 float32 and mixed_bfloat16. Run from the repository root:
 
-    python benchmarks/transformer_blocks_bench.py [--repeats N]
+    python -m benchmarks.transformer_blocks_bench [--repeats N] [--out DIR]
 """
 
-import argparse
-import os
-import sys
+import keras
+import keras_hub
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import keras  # noqa: E402
-import keras_hub  # noqa: E402
-from harness import compare  # noqa: E402
-from harness import random_inputs  # noqa: E402
-
-from attention_zoo.blocks import TransformerDecoderBlock  # noqa: E402
-from attention_zoo.blocks import TransformerEncoderBlock  # noqa: E402
+from attention_zoo.blocks import TransformerDecoderBlock
+from attention_zoo.blocks import TransformerEncoderBlock
+from benchmarks.harness import compare
+from benchmarks.harness import parser
+from benchmarks.harness import random_inputs
+from benchmarks.harness import run
 
 BATCH, LENGTH, WIDTH, HEADS, FF = 16, 64, 256, 4, 1024
 
@@ -39,11 +35,13 @@ class HubDecoder(keras.layers.Layer):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args(argv)
+    return run(__file__, parser(__doc__, repeats=10), measure, argv)
+
+
+def measure(args):
+    """`compare`'s rows: `{"encoder": rows, "decoder": rows}`."""
     shape = (BATCH, LENGTH, WIDTH)
-    compare(
+    encoder = compare(
         f"Encoder block B={BATCH} T={LENGTH} d={WIDTH} H={HEADS} ff={FF}",
         {
             "keras_hub.TransformerEncoder": lambda policy: (
@@ -59,7 +57,7 @@ def main(argv=None):
         baseline="keras_hub.TransformerEncoder",
         repeats=args.repeats,
     )
-    compare(
+    decoder = compare(
         f"Decoder block B={BATCH} Tt=Ts={LENGTH} d={WIDTH} H={HEADS} ff={FF}",
         {
             "keras_hub.TransformerDecoder": lambda policy: HubDecoder(
@@ -73,6 +71,7 @@ def main(argv=None):
         baseline="keras_hub.TransformerDecoder",
         repeats=args.repeats,
     )
+    return {"encoder": encoder, "decoder": decoder}
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 Run from the repository root (TensorFlow backend):
 
-    python benchmarks/translation_training_bench.py
-    python benchmarks/translation_training_bench.py --quick   # smoke test
+    python -m benchmarks.translation_training_bench [--out DIR]
+    python -m benchmarks.translation_training_bench --quick   # smoke test
 
 Two models of the same architecture and parameter count are trained on the
 same random token batches with `model.train_on_batch` (Adam, masked sparse
@@ -23,15 +23,11 @@ Batches: 64 sentences, source and target length 20, real lengths drawn in
 [10, 20] and the rest padded with id 0. Throughput is real (non-padding)
 target tokens per second, from the median step time over the timed steps
 after warm-up. Candidates and modes (graph: `jit_compile=False`; xla:
-`jit_compile=True`) are timed interleaved (A, B, A, B, ...), as
-`benchmarks/harness.py` does; the ratio is ours / built-in per mode.
+`jit_compile=True`) are timed interleaved (A, B, A, B, ...) by
+`harness.median_times`; the ratio is ours / built-in per mode.
 """
 
-import argparse
 import os
-import statistics
-import sys
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
@@ -39,10 +35,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 
-# Run as a script from the repository root without installing.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 from applications.translation.rnn_model import build_rnn_translator  # noqa: E402,E501
+from benchmarks import harness  # noqa: E402
 
 
 def build_builtin_translator(
@@ -131,22 +125,8 @@ def compiled(model, jit_compile):
     return model
 
 
-def time_interleaved(runners, steps, warmup):
-    """Median seconds per call of each runner, calls interleaved."""
-    for run in runners.values():
-        for _ in range(warmup):
-            run()
-    samples = {name: [] for name in runners}
-    for _ in range(steps):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            run()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(s) for name, s in samples.items()}
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--embedding-dim", type=int, default=256)
     parser.add_argument("--units", type=int, default=512)
@@ -165,7 +145,11 @@ def main(argv=None):
         action="store_true",
         help="tiny sizes for a smoke test (under a minute)",
     )
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """`(policy, mode, ours tok/s, built-in tok/s)` rows."""
     if args.quick:
         args.vocab, args.embedding_dim, args.units = 300, 16, 32
         args.batch, args.length, args.steps, args.warmup = 8, 8, 3, 1
@@ -216,7 +200,7 @@ def main(argv=None):
                     model.train_on_batch(inputs, target)
 
                 runners[(name, mode)] = run
-        times = time_interleaved(runners, args.steps, args.warmup)
+        times = harness.median_times(runners, args.steps, args.warmup)
         for mode in modes:
             ours, builtin = times[("ours", mode)], times[("built-in", mode)]
             rows.append((policy, mode, tokens / ours, tokens / builtin))

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python benchmarks/wavenet_generation_bench.py
+    python -m benchmarks.wavenet_generation_bench [--out DIR]
 
 A WaveNet of 3 stacks of dilations 1, 2, ..., 512 (128 residual and 128 skip
 channels, gated units, kernel size 2) with a `Dense` head mapping the skip
@@ -21,36 +21,19 @@ Both are measured in one run for each compilation mode (TensorFlow:
 mixed_bfloat16). Figures are medians, per generated sample.
 """
 
-import argparse
-import os
 import statistics
-import sys
 import time
 
 import keras
 import numpy as np
 from keras import ops
 
-# Run as a script from the repository root without installing.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from attention_zoo.blocks import WaveNet
+from attention_zoo.blocks import autoregressive_generate
+from benchmarks import harness
+from benchmarks.harness import BACKEND
 
-from attention_zoo.blocks import WaveNet  # noqa: E402
-from attention_zoo.blocks import autoregressive_generate  # noqa: E402
-
-BACKEND = keras.backend.backend()
 DILATIONS = tuple(2**i for i in range(10))
-
-
-def compile_fn(fn, mode):
-    if BACKEND == "tensorflow":
-        import tensorflow as tf
-
-        return tf.function(fn, jit_compile=(mode == "xla"))
-    if BACKEND == "jax":
-        import jax
-
-        return jax.jit(fn)
-    raise NotImplementedError(BACKEND)
 
 
 def build(policy, channels, stacks):
@@ -70,7 +53,7 @@ def time_naive(net, head, channels, mode, samples):
         sample = head(net(window)[:, -1, :])  # (1, C)
         return ops.concatenate([window[:, 1:], sample[:, None, :]], axis=1)
 
-    fn = compile_fn(next_window, mode)
+    fn = harness.compiled(next_window, mode)
     window = ops.convert_to_tensor(
         np.random.uniform(-1, 1, (1, r, channels)).astype("float32")
     )
@@ -91,7 +74,7 @@ def time_streaming(net, head, channels, mode, steps, repeats):
     def generate(x0):
         return autoregressive_generate(net, head, x0, steps)
 
-    fn = compile_fn(generate, mode)
+    fn = harness.compiled(generate, mode)
     x0 = ops.convert_to_tensor(
         np.random.uniform(-1, 1, (1, channels)).astype("float32")
     )
@@ -106,16 +89,19 @@ def time_streaming(net, head, channels, mode, steps, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__, repeats=3)
     parser.add_argument("--channels", type=int, default=1)
     parser.add_argument("--stacks", type=int, default=3)
     parser.add_argument("--naive-samples", type=int, default=10)
     parser.add_argument("--stream-steps", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--policies", default="float32,mixed_bfloat16")
     default_modes = "graph,xla" if BACKEND == "tensorflow" else "xla"
     parser.add_argument("--modes", default=default_modes)
-    args = parser.parse_args(argv)
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """`(policy, mode, naive s, streaming s)` per sample, a row each."""
 
     keras.utils.set_random_seed(0)
     net, _ = build("float32", args.channels, args.stacks)
@@ -158,6 +144,7 @@ def main(argv=None):
             f"| {policy} | {mode} | {naive * 1e3:.2f} | {stream * 1e3:.3f} "
             f"| {naive / stream:.0f}x | {best_naive[policy] / stream:.0f}x |"
         )
+    return rows
 
 
 if __name__ == "__main__":
