@@ -2,15 +2,18 @@
 
 Run from the repository root (TensorFlow backend):
 
-    python benchmarks/export_latency.py
-    python benchmarks/export_latency.py --apps translation ehr --repeats 50
+    python -m benchmarks.export_latency [--out DIR]
+    python -m benchmarks.export_latency --apps translation ehr --repeats 50
+    python -m benchmarks.export_latency --apps translation --units 512
 
 Each application is built with the small settings of its `train.py`
 (`SYNTHETIC_DEFAULTS`, what `attention-zoo train APP` uses on generated
 data) and trained for `--epochs` (default 1) on its default generated
 data, so that sizes are realistic and the decoders stop after a realistic
 number of tokens (the decoding loops stop once every row has emitted END);
-quality is not the point:
+quality is not the point (`--units` and `--embedding-dim` override those
+sizes in every application whose settings have them, to see how latency
+grows with the model):
 
 - translation: RNN encoder-decoder (bidirectional GRU, additive
   attention), embedding 64, units 128, WordPiece vocabularies of at most
@@ -38,17 +41,15 @@ calls every input once (XLA compiles once per input shape, and each
 sentence or record length is a shape) and then `--warmup` more times; "cold
 ms" is the slowest warm-up call, the cost of a first request with a new
 shape (the first call, which traces the graph too, for the batch). Then
-all configurations are timed in alternation (as `benchmarks/harness.py`
-does): each of `--repeats` rounds calls every (application, jit, batch)
-once. A call ends when its outputs are NumPy arrays. The Markdown table
-gives p50 and p95 per call, the p50 per example of a batch, the cold calls
-and, for the decoders, the mean decoding steps per call (the call's
-longest output, END included).
+all configurations are timed in alternation (`harness.interleaved_samples`):
+each of `--repeats` rounds calls every (application, jit, batch) once. A
+call ends when its outputs are NumPy arrays. The Markdown table gives p50
+and p95 per call, the p50 per example of a batch, the cold calls and, for
+the decoders, the mean decoding steps per call (the call's longest output,
+END included).
 """
 
-import argparse
 import os
-import sys
 import tempfile
 import time
 
@@ -56,9 +57,6 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-
-# Run as a script from the repository root without installing.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from applications import registry  # noqa: E402
 from applications.captioning import train as captioning_train  # noqa: E402
@@ -72,26 +70,33 @@ from applications.entailment import train as entailment_train  # noqa: E402
 from applications.translation import data as translation_data  # noqa: E402
 from applications.translation import synthetic as translation_synthetic  # noqa: E402
 from applications.translation import train as translation_train  # noqa: E402
+from benchmarks import harness  # noqa: E402
 
 APPLICATIONS = registry.APPLICATIONS
 
 
-def _bundle(app, defaults, epochs):
+def _bundle(app, defaults, options):
     """APP's bundle with its `train.py`'s settings for generated data
-    (`defaults`), `epochs` and seed 0."""
+    (`defaults`), seed 0 and `options`: `epochs`, and the sizes in it
+    that `defaults` names (`units`, `embedding_dim`)."""
     bundle_class = registry.get(app).bundle_class()
-    settings = dict(defaults, epochs=epochs, seed=0)
+    settings = dict(defaults, epochs=options["epochs"], seed=0)
+    settings.update(
+        (key, value)
+        for key, value in options.items()
+        if key in defaults and value is not None
+    )
     return bundle_class(bundle_class.config_class(**settings))
 
 
-def prepare_translation(epochs):
+def prepare_translation(options):
     """`(translator, held-out inputs -> signature kwargs, steps)`."""
     pairs = translation_synthetic.make_synthetic_pairs(6000, seed=0).pairs
     train, _, test = translation_data.split_pairs(
         pairs, 0.05, 0.05, seed=0, group_by="source"
     )
     translator = _bundle(
-        "translation", translation_train.SYNTHETIC_DEFAULTS, epochs
+        "translation", translation_train.SYNTHETIC_DEFAULTS, options
     )
     translator.fit(train, verbose=0)
     sentences = [source for source, _ in test]
@@ -105,12 +110,12 @@ def prepare_translation(epochs):
     return translator, inputs, steps
 
 
-def prepare_entailment(epochs):
+def prepare_entailment(options):
     generated = entailment_synthetic.make_synthetic_entailment(8000, seed=0)
     train, _ = entailment_data.split_examples(generated.examples, 0.1, seed=0)
     test = entailment_synthetic.make_synthetic_entailment(1000, seed=1).examples
     classifier = _bundle(
-        "entailment", entailment_train.SYNTHETIC_DEFAULTS, epochs
+        "entailment", entailment_train.SYNTHETIC_DEFAULTS, options
     )
     classifier.fit(train, verbose=0)
 
@@ -123,9 +128,9 @@ def prepare_entailment(epochs):
     return classifier, inputs, None
 
 
-def prepare_captioning(epochs):
+def prepare_captioning(options):
     captioner = _bundle(
-        "captioning", captioning_train.SYNTHETIC_DEFAULTS, epochs
+        "captioning", captioning_train.SYNTHETIC_DEFAULTS, options
     )
     size = captioner.config.image_size
     shapes = make_synthetic_shapes(4000, size, seed=0)
@@ -151,10 +156,10 @@ def prepare_captioning(epochs):
     return captioner, inputs, steps
 
 
-def prepare_ehr(epochs):
+def prepare_ehr(options):
     records = make_synthetic_patients(1500, seed=0).records
     train, _, test = ehr_data.split_patients(records, 0.1, 0.1, seed=0)
-    risk_model = _bundle("ehr", ehr_train.SYNTHETIC_DEFAULTS, epochs)
+    risk_model = _bundle("ehr", ehr_train.SYNTHETIC_DEFAULTS, options)
     risk_model.fit(train, verbose=0)
 
     def inputs(indices):
@@ -219,22 +224,14 @@ def warm_up(runner, extra, steps):
     return max(seconds), (np.mean(counts) if counts else None)
 
 
-def time_interleaved(runners, repeats):
-    """Per-call seconds of each runner, the runners called in turn."""
-    samples = {key: [] for key in runners}
-    for _ in range(repeats):
-        for key, run in runners.items():
-            start = time.perf_counter()
-            run()
-            samples[key].append(time.perf_counter() - start)
-    return {key: np.array(s) for key, s in samples.items()}
-
-
 def load_runners(app, args, directory):
     """Trains `app`, exports it with XLA off and on, loads both and warms
     them up; returns `{(app, jit, batch): (runner, cold s, steps)}`."""
     start = time.perf_counter()
-    bundle, inputs, steps = PREPARE[app](args.epochs)
+    options = dict(
+        epochs=args.epochs, units=args.units, embedding_dim=args.embedding_dim
+    )
+    bundle, inputs, steps = PREPARE[app](options)
     trained = time.perf_counter() - start
     indices = list(range(args.batch))
     cases = {1: [inputs([i]) for i in indices], args.batch: [inputs(indices)]}
@@ -285,15 +282,26 @@ def print_table(apps, batch, loaded, samples):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__, repeats=100)
     parser.add_argument(
         "--apps", nargs="+", choices=APPLICATIONS, default=list(APPLICATIONS)
     )
-    parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--warmup", type=int, default=3)
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--units",
+        type=int,
+        help="RNN / encoder units (default: each train.py's)",
+    )
+    parser.add_argument(
+        "--embedding-dim", type=int, help="default: each train.py's"
+    )
+    return harness.run(__file__, parser, measure, argv)
+
+
+def measure(args):
+    """Per-call seconds of every `(app, jit, batch)`, in arrays."""
 
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
@@ -303,7 +311,12 @@ def main(argv=None):
             loaded.update(load_runners(app, args, directory))
         runners = {key: value[0] for key, value in loaded.items()}
         start = time.perf_counter()
-        samples = time_interleaved(runners, args.repeats)
+        samples = {
+            key: np.array(seconds)
+            for key, seconds in harness.interleaved_samples(
+                runners, args.repeats
+            ).items()
+        }
     print(
         f"timed {args.repeats} rounds of {len(runners)} configurations in "
         f"{time.perf_counter() - start:.0f} s"
