@@ -7,6 +7,7 @@ from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.checks import check_rate
 from attention_zoo.layers.masked_softmax import masked_softmax
 from attention_zoo.layers.masked_softmax import merge_attention_masks
+from attention_zoo.layers.masked_softmax import merge_value_masks
 from attention_zoo.layers.masked_softmax import zero_masked_queries
 
 
@@ -14,21 +15,30 @@ from attention_zoo.layers.masked_softmax import zero_masked_queries
     ("attention_zoo.BaseAttention", "attention_zoo.layers.BaseAttention")
 )
 class BaseAttention(keras.layers.Layer):
-    """Base class of single-head attention: scores, masked softmax, sum.
+    """Base class of single-head attention: a score and a distribution.
 
-    A subclass defines how a query is compared with a key, by creating its
-    weights in `build` and overriding `_score(query, key) -> (B, Tq, Tv)`.
-    Everything else lives here and is identical for all subclasses:
+    An attention layer is a choice of score, how a query is compared with
+    a key, and of distribution, how the scores become weights of the
+    values. This base owns everything else, identical for every member:
+    the arguments, the masks, single-query calls, key preparation
+    (`precompute_keys`/`attend`), dropout on the weights, the weighted sum
+    `output = weights @ value` in the compute dtype, the masked queries,
+    shapes and `get_config`.
 
-    `weights = softmax(score(query, key))` over the `Tv` positions allowed by
-    the masks (in float32), optional dropout on the weights, and
-    `output = weights @ value` in the compute dtype.
-
-    A subclass may also override `_prepare_key(key)`, the part of the score
-    that depends on the key alone (e.g. the key projection of Bahdanau
-    attention). `precompute_keys(key)` returns it and `attend(query,
-    prepared_key, value, ...)` reuses it, so a decoder that attends to the
-    same encoder outputs at every step computes it once.
+    - The score: a subclass creates its weights in `build` and overrides
+      `_score(query, key) -> (B, Tq, Tv)` (`AdditiveAttention`,
+      `BilinearAttention`, `KernelRegressionAttention`), or picks one of
+      those by name (`NamedScoreAttention`). `_prepare_key(key)` is the
+      part of the score that depends on the key alone (e.g. the key
+      projection of Bahdanau attention): `precompute_keys(key)` returns it
+      and `attend(query, prepared_key, value, ...)` reuses it, so a
+      decoder that attends to the same encoder outputs at every step
+      computes it once.
+    - The distribution: `_distribute(scores, mask, ...)`, by default the
+      softmax over the `Tv` positions allowed by the masks, in float32.
+      `LocalAttention` (a window), `MonotonicAttention` (stopping
+      probabilities and their alignments) and `HardAttention` (a sampled
+      position) override it.
 
     Letters: `B` batch, `Tq` query length, `Tv` value (and key) length, `dq`,
     `dk`, `dv` the widths of query, key and value.
@@ -44,7 +54,8 @@ class BaseAttention(keras.layers.Layer):
 
     Args:
         dropout: float in `[0, 1)`, fraction of attention weights dropped in
-            training. Defaults to `0.0`.
+            training, or None for a member without dropout (then not in
+            its config). Defaults to `0.0`.
         seed: optional int, seed of the dropout. Defaults to `None`.
         **kwargs: base `Layer` arguments (`name`, `dtype`, ...).
 
@@ -79,13 +90,18 @@ class BaseAttention(keras.layers.Layer):
     ```
     """
 
+    # True: the weights stay float32 under mixed precision (the state of a
+    # recursion); otherwise they are cast to the value's dtype.
+    _float32_weights = False
+
     def __init__(self, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        check_rate("dropout", dropout)
+        if dropout is not None:
+            check_rate("dropout", dropout)
         self.dropout = dropout
         self.seed = seed
         self.supports_masking = True
-        if dropout > 0:
+        if dropout:
             self.seed_generator = keras.random.SeedGenerator(seed)
 
     def build(self, query_shape, value_shape, key_shape=None):
@@ -104,10 +120,9 @@ class BaseAttention(keras.layers.Layer):
         return_attention_scores=False,
         training=None,
     ):
-        key = value if key is None else key
         return self._attend(
             query,
-            self._prepare_key(key),
+            self._prepare_key(value if key is None else key),
             value,
             query_mask=query_mask,
             value_mask=value_mask,
@@ -134,26 +149,15 @@ class BaseAttention(keras.layers.Layer):
         self._check_built("precompute_keys")
         return self._prepare_key(ops.cast(key, self.compute_dtype))
 
-    def attend(
-        self,
-        query,
-        prepared_key,
-        value,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        use_causal_mask=False,
-        return_attention_scores=False,
-        training=None,
-    ):
+    def attend(self, query, prepared_key, value, **arguments):
         """Attention with keys prepared by `precompute_keys`.
 
         `layer.attend(q, layer.precompute_keys(k), v, ...)` equals
-        `layer(q, v, key=k, ...)`; the arguments have the same meaning as in
-        `call`, with `prepared_key` in place of `key`. The layer must be
-        built. Call it inside the function being compiled (it reads the
-        weights directly), not on symbolic Keras inputs.
+        `layer(q, v, key=k, ...)` (in training, with the same draws); the
+        keyword arguments are those of the layer's `call`, with
+        `prepared_key` in place of `key`. The layer must be built. Call it
+        inside the function being compiled (it reads the weights
+        directly), not on symbolic Keras inputs.
 
         Returns:
             Like `call`: the output, and the weights when
@@ -164,18 +168,7 @@ class BaseAttention(keras.layers.Layer):
             ops.cast(x, self.compute_dtype)
             for x in (query, prepared_key, value)
         )
-        return self._attend(
-            query,
-            prepared_key,
-            value,
-            query_mask=query_mask,
-            value_mask=value_mask,
-            key_mask=key_mask,
-            attention_mask=attention_mask,
-            use_causal_mask=use_causal_mask,
-            return_attention_scores=return_attention_scores,
-            training=training,
-        )
+        return self._attend(query, prepared_key, value, **arguments)
 
     def _check_built(self, method):
         if not self.built:
@@ -194,6 +187,18 @@ class BaseAttention(keras.layers.Layer):
             f"{self.__class__.__name__} must implement `_score`."
         )
 
+    def _distribute(self, scores, mask, query, query_mask, training):
+        """Scores `(B, Tq, Tv)` -> `(weights, extras)`: the weights of the
+        values, and a list of `(B, Tq)` tensors the layer also returns.
+
+        `mask` is a bool tensor broadcastable to the scores (True =
+        attend) or None. Default: `masked_softmax`, no extras. A variant
+        that turns scores into weights its own way (a window, monotonic
+        alignments, a sampled position) overrides this; keyword arguments
+        of its `call` that `BaseAttention` does not know arrive here.
+        """
+        return masked_softmax(scores, mask), []
+
     def _weight(self, variable):
         """A weight in the compute dtype, also outside `__call__`."""
         return ops.cast(variable, self.compute_dtype)
@@ -203,13 +208,14 @@ class BaseAttention(keras.layers.Layer):
         query,
         key,
         value,
-        query_mask,
-        value_mask,
-        key_mask,
-        attention_mask,
-        use_causal_mask,
-        return_attention_scores,
-        training,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        use_causal_mask=False,
+        return_attention_scores=False,
+        training=None,
+        **distribution_arguments,
     ):
         single_query = len(query.shape) == 2
         if single_query:
@@ -218,38 +224,42 @@ class BaseAttention(keras.layers.Layer):
                 query_mask = ops.reshape(query_mask, (-1, 1))  # (B, 1)
             if attention_mask is not None and len(attention_mask.shape) == 2:
                 attention_mask = ops.expand_dims(attention_mask, 1)
-        if key_mask is not None:
-            key_mask = ops.cast(key_mask, "bool")
-            value_mask = (
-                key_mask
-                if value_mask is None
-                else ops.logical_and(ops.cast(value_mask, "bool"), key_mask)
-            )
         scores = self._score(query, key)  # (B, Tq, Tv)
         mask = merge_attention_masks(
             ops.shape(scores)[1],
             ops.shape(scores)[2],
-            value_mask=value_mask,
+            value_mask=merge_value_masks(value_mask, key_mask),
             attention_mask=attention_mask,
             use_causal_mask=use_causal_mask,
         )
-        weights = masked_softmax(scores, mask)  # float32 inside
-        weights = ops.cast(weights, value.dtype)
+        weights, extras = self._distribute(
+            scores,
+            mask,
+            query,
+            query_mask,
+            training,
+            **distribution_arguments,
+        )
+        if not self._float32_weights:
+            weights = ops.cast(weights, value.dtype)
         used = weights
-        if training and self.dropout > 0:
+        if training and self.dropout:
             used = keras.random.dropout(
                 weights, self.dropout, seed=self.seed_generator
             )
-        output = ops.matmul(used, value)  # (B, Tq, dv)
+        output = ops.matmul(ops.cast(used, value.dtype), value)  # (B,Tq,dv)
         if query_mask is not None:
             output = zero_masked_queries(output, query_mask)
             weights = zero_masked_queries(weights, query_mask)
+            extras = [
+                zero_masked_queries(x, query_mask, query_axis=-1)
+                for x in extras
+            ]
+        results = [output] + ([weights] if return_attention_scores else [])
+        results += extras
         if single_query:
-            output = ops.squeeze(output, 1)  # (B, dv)
-            weights = ops.squeeze(weights, 1)  # (B, Tv)
-        if return_attention_scores:
-            return output, weights
-        return output
+            results = [ops.squeeze(x, 1) for x in results]
+        return results[0] if len(results) == 1 else tuple(results)
 
     def compute_mask(self, query, previous_mask=None):
         return previous_mask
@@ -260,33 +270,38 @@ class BaseAttention(keras.layers.Layer):
     def _weights_shape(self, query_shape, value_shape):
         return (*query_shape[:-1], value_shape[-2])
 
+    def _extras_spec(self, query, arguments):
+        """The `KerasTensor`s of the extras `call(**arguments)` returns."""
+        return []
+
     def compute_output_spec(
         self,
         query,
         value,
         key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        use_causal_mask=False,
         return_attention_scores=False,
-        training=None,
+        **arguments,
     ):
         key_shape = None if key is None else key.shape
-        output = keras.KerasTensor(
-            self.compute_output_shape(query.shape, value.shape, key_shape),
-            dtype=self.compute_dtype,
-        )
-        if not return_attention_scores:
-            return output
-        weights = keras.KerasTensor(
-            self._weights_shape(query.shape, value.shape),
-            dtype=self.compute_dtype,
-        )
-        return output, weights
+        results = [
+            keras.KerasTensor(
+                self.compute_output_shape(query.shape, value.shape, key_shape),
+                dtype=self.compute_dtype,
+            )
+        ]
+        if return_attention_scores:
+            dtype = "float32" if self._float32_weights else self.compute_dtype
+            results.append(
+                keras.KerasTensor(
+                    self._weights_shape(query.shape, value.shape), dtype=dtype
+                )
+            )
+        results += self._extras_spec(query, arguments)
+        return results[0] if len(results) == 1 else tuple(results)
 
     def get_config(self):
         config = super().get_config()
-        config.update({"dropout": self.dropout, "seed": self.seed})
+        if self.dropout is not None:
+            config["dropout"] = self.dropout
+        config["seed"] = self.seed
         return config

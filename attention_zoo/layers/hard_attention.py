@@ -5,15 +5,9 @@ from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.checks import check_choice
-from attention_zoo.checks import check_positive_int
 from attention_zoo.layers.masked_softmax import masked_softmax
-from attention_zoo.layers.masked_softmax import merge_value_masks
-from attention_zoo.layers.masked_softmax import zero_masked_queries
-from attention_zoo.layers.score_functions import compute_scores
-from attention_zoo.layers.score_functions import make_scorer
-from attention_zoo.layers.score_functions import prepare_key
+from attention_zoo.layers.named_score_attention import NamedScoreAttention
 
-_SCORES = ("additive", "general", "dot", "scaled_dot")
 _INFERENCE = ("argmax", "expectation")
 # Large but finite, as in `masked_softmax`: masked log-probabilities.
 _MASK_VALUE = -1e9
@@ -22,7 +16,7 @@ _MASK_VALUE = -1e9
 @attention_zoo_export(
     ("attention_zoo.HardAttention", "attention_zoo.layers.HardAttention")
 )
-class HardAttention(keras.layers.Layer):
+class HardAttention(NamedScoreAttention):
     """Hard attention (Xu et al. 2015): each query reads one position.
 
     The distribution over positions is soft attention's,
@@ -57,9 +51,8 @@ class HardAttention(keras.layers.Layer):
     mask.
 
     Args:
-        units: int, the width of the additive score's projection; required
-            with `score="additive"`, not allowed otherwise. Defaults to
-            `None`.
+        units: int, the width of the additive score's projection, only
+            with `score="additive"`. Defaults to `None`: the key's width.
         score: str, `"additive"` (`v^T tanh(W_q q + W_k k + b)`),
             `"general"` (`q^T W k`), `"dot"` or `"scaled_dot"`. Defaults to
             `"additive"`.
@@ -137,32 +130,17 @@ class HardAttention(keras.layers.Layer):
         kernel_initializer="glorot_uniform",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        check_choice("score", score, _SCORES)
-        check_choice("inference", inference, _INFERENCE)
-        if score == "additive":
-            check_positive_int("units", units)
-        elif units is not None:
-            raise ValueError(
-                "`units` is only used with score='additive'. "
-                f"Received: units={units!r} with score={score!r}"
-            )
-        self.units = units
-        self.score = score
-        self.inference = inference
-        self.seed = seed
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.supports_masking = True
-        self.seed_generator = keras.random.SeedGenerator(seed)
-
-    def build(self, query_shape, value_shape, key_shape=None):
-        self._scorer = make_scorer(
-            self, self.score, self.units, self.kernel_initializer
+        super().__init__(
+            score,
+            units=units,
+            kernel_initializer=kernel_initializer,
+            dropout=None,
+            seed=seed,
+            **kwargs,
         )
-        query_shape = tuple(query_shape)
-        if len(query_shape) == 2:
-            query_shape = (query_shape[0], 1, query_shape[1])
-        self._scorer.build(query_shape, value_shape, key_shape)
+        check_choice("inference", inference, _INFERENCE)
+        self.inference = inference
+        self.seed_generator = keras.random.SeedGenerator(seed)
 
     def call(
         self,
@@ -177,108 +155,43 @@ class HardAttention(keras.layers.Layer):
         read_expectation=None,
         training=None,
     ):
-        key = value if key is None else key
         return self._attend(
             query,
-            prepare_key(self._scorer, key),
+            self._prepare_key(value if key is None else key),
             value,
-            query_mask,
-            merge_value_masks(value_mask, key_mask),
-            return_attention_scores,
-            return_reinforce_terms,
-            read_expectation,
-            training,
+            query_mask=query_mask,
+            value_mask=value_mask,
+            key_mask=key_mask,
+            return_attention_scores=return_attention_scores,
+            training=training,
+            return_reinforce_terms=return_reinforce_terms,
+            read_expectation=read_expectation,
         )
 
-    def precompute_keys(self, key):
-        """The key-only part of the score, once, for `attend`.
-
-        Args:
-            key: `(B, Tv, dk)` (the value when no key is used).
-
-        Returns:
-            The prepared keys in the compute dtype (`W_k k + b` for the
-            additive score, the keys themselves otherwise).
-        """
-        self._check_built("precompute_keys")
-        return prepare_key(self._scorer, ops.cast(key, self.compute_dtype))
-
-    def attend(
+    def _distribute(
         self,
+        scores,
+        mask,
         query,
-        prepared_key,
-        value,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        return_attention_scores=False,
+        query_mask,
+        training,
         return_reinforce_terms=False,
         read_expectation=None,
-        training=None,
     ):
-        """Attention with keys prepared by `precompute_keys`.
-
-        `layer.attend(q, layer.precompute_keys(k), v, ...)` equals
-        `layer(q, v, key=k, ...)` (in training, with the same draws); the
-        arguments and returns are those of `call`. The layer must be built.
-        Works inside compiled functions and loops.
-        """
-        self._check_built("attend")
-        query, prepared_key, value = (
-            ops.cast(x, self.compute_dtype)
-            for x in (query, prepared_key, value)
-        )
-        return self._attend(
-            query,
-            prepared_key,
-            value,
-            query_mask,
-            merge_value_masks(value_mask, key_mask),
-            return_attention_scores,
-            return_reinforce_terms,
-            read_expectation,
-            training,
-        )
-
-    def _check_built(self, method):
-        if not self.built:
-            raise ValueError(
-                f"Layer '{self.name}' must be built (called once) before "
-                f"`{method}`."
-            )
-
-    def _attend(
-        self,
-        query,
-        prepared_key,
-        value,
-        query_mask,
-        source_mask,
-        return_attention_scores,
-        return_reinforce_terms,
-        read_expectation,
-        training,
-    ):
-        single_query = len(query.shape) == 2
-        if single_query:
-            query = ops.expand_dims(query, 1)  # (B, 1, dq)
-            if query_mask is not None:
-                query_mask = ops.reshape(query_mask, (-1, 1))  # (B, 1)
-        scores = compute_scores(self._scorer, query, prepared_key)  # float32
-        keep = None
-        if source_mask is not None:
-            keep = ops.expand_dims(source_mask, 1)  # (B, 1, Tv)
-            scores = ops.where(keep, scores, _MASK_VALUE)
-        probabilities = masked_softmax(scores, keep)  # (B, Tq, Tv), exact 0s
+        """Float32 scores -> one-hot weights of the chosen positions (or
+        `alpha`), and `[log_prob, entropy]` when asked for."""
+        if mask is not None:
+            scores = ops.where(mask, scores, _MASK_VALUE)
+        probabilities = masked_softmax(scores, mask)  # (B, Tq, Tv), exact 0s
         log_probs = ops.log_softmax(scores, axis=-1)  # about -1e9 if masked
         if training:
             position = self._sample(log_probs)
         else:
             position = ops.argmax(log_probs, axis=-1)  # (B, Tq)
         chosen = ops.one_hot(position, ops.shape(scores)[-1], dtype="float32")
-        if keep is not None:
+        if mask is not None:
             # A fully masked row chooses nothing: zero output and terms.
-            chosen = chosen * ops.cast(keep, "float32")
+            chosen = chosen * ops.cast(mask, "float32")
         weights = chosen
         if not training and self.inference == "expectation":
             weights = probabilities
@@ -288,26 +201,12 @@ class HardAttention(keras.layers.Layer):
             )  # (B, 1, 1)
             weights = ops.where(expected, probabilities, weights)
             chosen = ops.where(expected, 0.0, chosen)  # log_prob 0
-        weights = ops.cast(weights, value.dtype)
-        output = ops.matmul(weights, value)  # (B, Tq, dv)
+        if not return_reinforce_terms:
+            return weights, []
         # 0 * -1e9 = 0 at the positions not chosen.
         log_prob = ops.sum(chosen * log_probs, axis=-1)  # (B, Tq)
         entropy = ops.sum(probabilities * -log_probs, axis=-1)  # (B, Tq)
-        if query_mask is not None:
-            output = zero_masked_queries(output, query_mask)
-            weights = zero_masked_queries(weights, query_mask)
-            log_prob, entropy = (
-                zero_masked_queries(x, query_mask, query_axis=-1)
-                for x in (log_prob, entropy)
-            )
-        results = [output]
-        if return_attention_scores:
-            results.append(weights)
-        if return_reinforce_terms:
-            results += [log_prob, entropy]
-        if single_query:
-            results = [ops.squeeze(x, 1) for x in results]
-        return results[0] if len(results) == 1 else tuple(results)
+        return weights, [log_prob, entropy]
 
     def _sample(self, log_probs):
         """One position per query row of float32 `(B, Tq, Tv)`: int
@@ -317,56 +216,15 @@ class HardAttention(keras.layers.Layer):
         draws = keras.random.categorical(flat, 1, seed=self.seed_generator)
         return ops.reshape(draws, shape[:-1])
 
-    def compute_mask(self, query, previous_mask=None):
-        return previous_mask
-
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        return (*query_shape[:-1], value_shape[-1])
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        return_attention_scores=False,
-        return_reinforce_terms=False,
-        read_expectation=None,
-        training=None,
-    ):
-        results = [
-            keras.KerasTensor(
-                self.compute_output_shape(query.shape, value.shape),
-                dtype=self.compute_dtype,
-            )
+    def _extras_spec(self, query, arguments):
+        if not arguments.get("return_reinforce_terms"):
+            return []
+        return [
+            keras.KerasTensor(query.shape[:-1], dtype="float32")
+            for _ in range(2)
         ]
-        if return_attention_scores:
-            results.append(
-                keras.KerasTensor(
-                    (*query.shape[:-1], value.shape[-2]),
-                    dtype=self.compute_dtype,
-                )
-            )
-        if return_reinforce_terms:
-            results += [
-                keras.KerasTensor(query.shape[:-1], dtype="float32")
-                for _ in range(2)
-            ]
-        return results[0] if len(results) == 1 else tuple(results)
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "score": self.score,
-                "inference": self.inference,
-                "seed": self.seed,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-            }
-        )
+        config["inference"] = self.inference
         return config

@@ -104,42 +104,18 @@ class KernelRegressionAttention(BaseAttention):
             ),
         )
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        attention_mask=None,
-        use_causal_mask=False,
-        return_attention_scores=False,
-        training=None,
-    ):
-        key = value if key is None else key
+    def _attend(self, query, key, value, **arguments):
         scalar_targets = len(value.shape) == 2
         # Scalars (B, T) -> (B, T, 1), so the shared path sees 3-D tensors.
         query, key, value = (
             ops.expand_dims(x, -1) if len(x.shape) == 2 else x
             for x in (query, key, value)
         )
-        outputs = self._attend(
-            query,
-            key,
-            value,
-            query_mask=query_mask,
-            value_mask=value_mask,
-            key_mask=key_mask,
-            attention_mask=attention_mask,
-            use_causal_mask=use_causal_mask,
-            return_attention_scores=return_attention_scores,
-            training=training,
-        )
+        outputs = super()._attend(query, key, value, **arguments)
         if not scalar_targets:
             return outputs
-        if return_attention_scores:
-            return ops.squeeze(outputs[0], -1), outputs[1]
+        if isinstance(outputs, tuple):
+            return ops.squeeze(outputs[0], -1), *outputs[1:]
         return ops.squeeze(outputs, -1)  # (B, Tq)
 
     def _score(self, query, key):

@@ -1,27 +1,20 @@
 """Luong's local attention: a window of the source around an aligned point."""
 
-import keras
 from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
-from attention_zoo.checks import check_rate
 from attention_zoo.layers.masked_softmax import masked_softmax
-from attention_zoo.layers.masked_softmax import merge_value_masks
-from attention_zoo.layers.masked_softmax import zero_masked_queries
-from attention_zoo.layers.score_functions import compute_scores
-from attention_zoo.layers.score_functions import make_scorer
-from attention_zoo.layers.score_functions import prepare_key
+from attention_zoo.layers.named_score_attention import NamedScoreAttention
 
 _MODES = ("monotonic", "predictive")
-_SCORES = ("general", "dot", "scaled_dot", "additive")
 
 
 @attention_zoo_export(
     ("attention_zoo.LocalAttention", "attention_zoo.layers.LocalAttention")
 )
-class LocalAttention(keras.layers.Layer):
+class LocalAttention(NamedScoreAttention):
     """Luong local attention: attend only to `[p_t - D, p_t + D]`.
 
     Each query `h_t` first picks an aligned source position `p_t`:
@@ -63,8 +56,8 @@ class LocalAttention(keras.layers.Layer):
             `"additive"` (`v^T tanh(W_q h + W_k k + b)`). Defaults to
             `"general"`.
         units: int, the width of the additive score's projection and of
-            local-p's `W_p`; required with `score="additive"` or
-            `mode="predictive"`, not allowed otherwise. Defaults to `None`.
+            local-p's `W_p`, only with `score="additive"` or
+            `mode="predictive"`. Defaults to `None`: the key's width.
         dropout: float in `[0, 1)`, dropout on the weights in training.
             Defaults to `0.0`.
         seed: optional int, the dropout seed. Defaults to `None`.
@@ -123,49 +116,39 @@ class LocalAttention(keras.layers.Layer):
         kernel_initializer="glorot_uniform",
         **kwargs,
     ):
-        super().__init__(**kwargs)
         check_positive_int("window", window)
         check_choice("mode", mode, _MODES)
-        check_choice("score", score, _SCORES)
-        check_rate("dropout", dropout)
-        if score == "additive" or mode == "predictive":
-            check_positive_int("units", units)
-        elif units is not None:
-            raise ValueError(
-                "`units` is only used with score='additive' or "
-                f"mode='predictive'. Received: units={units!r} with "
-                f"score={score!r}, mode={mode!r}"
-            )
         self.window = window
-        self.mode = mode
-        self.score = score
-        self.units = units
-        self.dropout = dropout
-        self.seed = seed
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.supports_masking = True
-        if dropout > 0:
-            self.seed_generator = keras.random.SeedGenerator(seed)
+        self.mode = mode  # read by `_uses_units` in the base's checks
+        super().__init__(
+            score,
+            units=units,
+            kernel_initializer=kernel_initializer,
+            dropout=dropout,
+            seed=seed,
+            **kwargs,
+        )
+
+    def _uses_units(self):
+        return self.score == "additive" or self.mode == "predictive"
+
+    def _units_users(self):
+        return "score='additive' or mode='predictive'"
 
     def build(self, query_shape, value_shape, key_shape=None):
-        self._scorer = make_scorer(
-            self, self.score, self.units, self.kernel_initializer
-        )
-        query_shape = tuple(query_shape)
-        if len(query_shape) == 2:
-            query_shape = (query_shape[0], 1, query_shape[1])
-        self._scorer.build(query_shape, value_shape, key_shape)
+        super().build(query_shape, value_shape, key_shape)
         if self.mode == "predictive":
+            units = self._width(value_shape if key_shape is None else key_shape)
             # W_p and v_p stay float32 (no autocast): positions need it.
             self.position_kernel = self.add_weight(
                 name="position_kernel",
-                shape=(query_shape[-1], self.units),
+                shape=(query_shape[-1], units),
                 initializer=self.kernel_initializer,
                 autocast=False,
             )
             self.position_v = self.add_weight(
                 name="position_v",
-                shape=(self.units, 1),
+                shape=(units, 1),
                 initializer=self.kernel_initializer,
                 autocast=False,
             )
@@ -182,50 +165,39 @@ class LocalAttention(keras.layers.Layer):
         return_attention_scores=False,
         training=None,
     ):
-        key = value if key is None else key
-        single_query = len(query.shape) == 2
-        if single_query:
-            query = ops.expand_dims(query, 1)  # (B, 1, dq)
-            if query_mask is not None:
-                query_mask = ops.reshape(query_mask, (-1, 1))  # (B, 1)
-        scores = compute_scores(
-            self._scorer, query, prepare_key(self._scorer, key)
-        )  # (B, Tq, Tv) float32
+        return self._attend(
+            query,
+            self._prepare_key(value if key is None else key),
+            value,
+            query_mask=query_mask,
+            value_mask=value_mask,
+            key_mask=key_mask,
+            return_attention_scores=return_attention_scores,
+            training=training,
+            start_index=start_index,
+        )
+
+    def _distribute(
+        self, scores, mask, query, query_mask, training, start_index=0
+    ):
+        """Float32 scores -> the softmax inside the window (times local-p's
+        Gaussian), zero outside."""
         value_length = ops.shape(scores)[2]
-        source_mask = merge_value_masks(value_mask, key_mask)  # (B, Tv) or None
-        if source_mask is None:
+        if mask is None:
             source_length = ops.cast(value_length, "float32")
-            keep = None
-        else:
-            keep = ops.expand_dims(source_mask, 1)  # (B, 1, Tv)
-            source_length = ops.sum(ops.cast(source_mask, "float32"), -1)
-            source_length = ops.expand_dims(source_length, -1)  # (B, 1)
+        else:  # mask (B, 1, Tv): the source's own mask
+            source_length = ops.sum(ops.cast(mask, "float32"), -1)  # (B, 1)
         centre = self._aligned_positions(query, source_length, start_index)
         positions = ops.cast(ops.arange(value_length), "float32")
         # (B, Tq, 1) against (Tv,) -> (B, Tq, Tv)
         distance = positions - ops.expand_dims(centre, -1)
         in_window = ops.abs(distance) <= float(self.window)
-        keep = in_window if keep is None else ops.logical_and(keep, in_window)
+        keep = in_window if mask is None else ops.logical_and(mask, in_window)
         weights = masked_softmax(scores, keep)  # float32, exact zeros
         if self.mode == "predictive":
             sigma = self.window / 2.0
             weights = weights * ops.exp(-ops.square(distance) / (2 * sigma**2))
-        weights = ops.cast(weights, value.dtype)
-        used = weights
-        if training and self.dropout > 0:
-            used = keras.random.dropout(
-                weights, self.dropout, seed=self.seed_generator
-            )
-        output = ops.matmul(used, value)  # (B, Tq, dv)
-        if query_mask is not None:
-            output = zero_masked_queries(output, query_mask)
-            weights = zero_masked_queries(weights, query_mask)
-        if single_query:
-            output = ops.squeeze(output, 1)  # (B, dv)
-            weights = ops.squeeze(weights, 1)  # (B, Tv)
-        if return_attention_scores:
-            return output, weights
-        return output
+        return weights, []
 
     def _aligned_positions(self, query, source_length, start_index):
         """float32 `p_t`, broadcastable to `(B, Tq)`.
@@ -244,48 +216,7 @@ class LocalAttention(keras.layers.Layer):
         positions = start + ops.cast(ops.arange(query_length), "float32")
         return ops.minimum(positions, source_length - 1.0)  # (1|B, Tq)
 
-    def compute_mask(self, query, previous_mask=None):
-        return previous_mask
-
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        return (*query_shape[:-1], value_shape[-1])
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        start_index=0,
-        return_attention_scores=False,
-        training=None,
-    ):
-        output = keras.KerasTensor(
-            self.compute_output_shape(query.shape, value.shape),
-            dtype=self.compute_dtype,
-        )
-        if not return_attention_scores:
-            return output
-        weights = keras.KerasTensor(
-            (*query.shape[:-1], value.shape[-2]), dtype=self.compute_dtype
-        )
-        return output, weights
-
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "window": self.window,
-                "mode": self.mode,
-                "score": self.score,
-                "units": self.units,
-                "dropout": self.dropout,
-                "seed": self.seed,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-            }
-        )
+        config.update({"window": self.window, "mode": self.mode})
         return config

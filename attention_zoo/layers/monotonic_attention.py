@@ -7,17 +7,11 @@ from keras import ops
 
 from attention_zoo.api_export import attention_zoo_export
 from attention_zoo.checks import check_choice
-from attention_zoo.checks import check_positive_int
-from attention_zoo.layers.masked_softmax import merge_value_masks
-from attention_zoo.layers.masked_softmax import zero_masked_queries
 from attention_zoo.layers.monotonic_alignments import expected_alignments
 from attention_zoo.layers.monotonic_alignments import hard_alignment_step
 from attention_zoo.layers.monotonic_alignments import scan_steps
-from attention_zoo.layers.score_functions import compute_scores
-from attention_zoo.layers.score_functions import make_scorer
-from attention_zoo.layers.score_functions import prepare_key
+from attention_zoo.layers.named_score_attention import NamedScoreAttention
 
-_SCORES = ("additive", "general")
 _MODES = ("parallel", "hard")
 
 
@@ -27,7 +21,7 @@ _MODES = ("parallel", "hard")
         "attention_zoo.layers.MonotonicAttention",
     )
 )
-class MonotonicAttention(keras.layers.Layer):
+class MonotonicAttention(NamedScoreAttention):
     """Monotonic attention (Raffel et al.): each output step stops at one
     memory position at or after the previous step's, scanning left to right.
 
@@ -74,9 +68,8 @@ class MonotonicAttention(keras.layers.Layer):
     arguments, and the output carries the query's mask.
 
     Args:
-        units: int, the width of the additive score; required with
-            `score="additive"`, not allowed with `"general"`. Defaults to
-            `None`.
+        units: int, the width of the additive score, only with
+            `score="additive"`. Defaults to `None`: the key's width.
         score: str, `"additive"` (Bahdanau) or `"general"` (Luong).
             Defaults to `"additive"`.
         mode: str, `"parallel"` (expected alignments, for training) or
@@ -147,6 +140,9 @@ class MonotonicAttention(keras.layers.Layer):
         https://arxiv.org/abs/1704.00784 (Sections 2.2-2.4).
     """
 
+    SCORES = ("additive", "general")
+    _float32_weights = True
+
     def __init__(
         self,
         units=None,
@@ -159,21 +155,16 @@ class MonotonicAttention(keras.layers.Layer):
         kernel_initializer="glorot_uniform",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        check_choice("score", score, _SCORES)
+        super().__init__(
+            score,
+            units=units,
+            kernel_initializer=kernel_initializer,
+            normalize=normalize,
+            dropout=None,
+            seed=seed,
+            **kwargs,
+        )
         check_choice("mode", mode, _MODES)
-        if score == "additive":
-            check_positive_int("units", units)
-        elif units is not None:
-            raise ValueError(
-                "`units` is only used with score='additive'. "
-                f"Received: units={units!r} with score={score!r}"
-            )
-        if normalize and score != "additive":
-            raise ValueError(
-                "`normalize` is only used with score='additive'. "
-                f"Received: normalize={normalize!r} with score={score!r}"
-            )
         if not _is_number(sigmoid_noise) or sigmoid_noise < 0:
             raise ValueError(
                 "`sigmoid_noise` must be a number >= 0. "
@@ -184,15 +175,9 @@ class MonotonicAttention(keras.layers.Layer):
                 "`score_bias_init` must be a finite number. "
                 f"Received: score_bias_init={score_bias_init!r}"
             )
-        self.units = units
-        self.score = score
         self.mode = mode
-        self.normalize = normalize
         self.sigmoid_noise = sigmoid_noise
         self.score_bias_init = score_bias_init
-        self.seed = seed
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.supports_masking = True
         if sigmoid_noise > 0:
             self.seed_generator = keras.random.SeedGenerator(seed)
 
@@ -203,14 +188,7 @@ class MonotonicAttention(keras.layers.Layer):
                 "use `step` for one decoder step. "
                 f"Received: query_shape={tuple(query_shape)}"
             )
-        self._scorer = make_scorer(
-            self,
-            self.score,
-            self.units,
-            self.kernel_initializer,
-            normalize=self.normalize,
-        )
-        self._scorer.build(query_shape, value_shape, key_shape)
+        super().build(query_shape, value_shape, key_shape)
         # `r`, read in float32 also under mixed precision (no autocast).
         self.score_bias = self.add_weight(
             name="score_bias",
@@ -231,33 +209,17 @@ class MonotonicAttention(keras.layers.Layer):
         return_attention_scores=False,
         training=None,
     ):
-        key = value if key is None else key
-        probabilities = self._probabilities(
+        return self._attend(
             query,
-            prepare_key(self._scorer, key),
-            merge_value_masks(value_mask, key_mask),
-            training,
-        )  # (B, Tq, Tv) float32
-        if query_mask is not None:
-            # p = 1 everywhere copies alpha_{i-1}: a masked step keeps it.
-            keep = ops.expand_dims(ops.cast(query_mask, "bool"), -1)
-            probabilities = ops.where(keep, probabilities, 1.0)
-        if initial_alignment is None:
-            initial_alignment = self.initial_alignment(value)
-        initial_alignment = ops.cast(initial_alignment, "float32")
-        if self.mode == "parallel":
-            alignments = expected_alignments(probabilities, initial_alignment)
-        else:
-            steps = ops.transpose(probabilities, (1, 0, 2))  # (Tq, B, Tv)
-            _, alignments = scan_steps(
-                hard_alignment_step, initial_alignment, steps
-            )
-            alignments = ops.transpose(alignments, (1, 0, 2))  # (B, Tq, Tv)
-        alignments = zero_masked_queries(alignments, query_mask)
-        output = ops.matmul(ops.cast(alignments, value.dtype), value)
-        if return_attention_scores:
-            return output, alignments
-        return output
+            self._prepare_key(value if key is None else key),
+            value,
+            query_mask=query_mask,
+            value_mask=value_mask,
+            key_mask=key_mask,
+            return_attention_scores=return_attention_scores,
+            training=training,
+            initial_alignment=initial_alignment,
+        )
 
     def initial_alignment(self, value):
         """The alignment before the first step: one-hot at position 0.
@@ -268,22 +230,7 @@ class MonotonicAttention(keras.layers.Layer):
         Returns:
             float32 `(B, Tv)`.
         """
-        batch, length = ops.shape(value)[0], ops.shape(value)[1]
-        first = ops.cast(ops.arange(length) == 0, "float32")  # (Tv,)
-        return ops.broadcast_to(first, (batch, length))
-
-    def precompute_keys(self, key):
-        """The key-only part of the score, once, for `step(prepared_key=)`.
-
-        Args:
-            key: `(B, Tv, dk)` (the value when no key is used).
-
-        Returns:
-            The prepared keys in the compute dtype (`W_k k + b` for the
-            additive score, the keys themselves for the general one).
-        """
-        self._check_built("precompute_keys")
-        return prepare_key(self._scorer, ops.cast(key, self.compute_dtype))
+        return _first_position(ops.shape(value)[0], ops.shape(value)[1])
 
     def step(
         self,
@@ -319,37 +266,48 @@ class MonotonicAttention(keras.layers.Layer):
             float32 `(B, Tv)`, the state of the next step.
         """
         self._check_built("step")
-        query = ops.cast(query, self.compute_dtype)
-        value = ops.cast(value, self.compute_dtype)
         if prepared_key is None:
             prepared_key = self.precompute_keys(value if key is None else key)
-        probabilities = self._probabilities(
-            ops.expand_dims(query, 1),  # (B, 1, dq)
-            ops.cast(prepared_key, self.compute_dtype),
-            merge_value_masks(value_mask, key_mask),
-            training,
-        )  # (B, 1, Tv)
-        previous = ops.cast(previous_alignment, "float32")
+        return self.attend(
+            query,
+            prepared_key,
+            value,
+            value_mask=value_mask,
+            key_mask=key_mask,
+            return_attention_scores=True,
+            training=training,
+            initial_alignment=previous_alignment,
+        )
+
+    def _distribute(
+        self, scores, mask, query, query_mask, training, initial_alignment=None
+    ):
+        """Float32 scores -> the alignments `(B, Tq, Tv)` of the mode."""
+        probabilities = self._probabilities(scores, mask, training)
+        if query_mask is not None:
+            # p = 1 everywhere copies alpha_{i-1}: a masked step keeps it.
+            keep = ops.expand_dims(ops.cast(query_mask, "bool"), -1)
+            probabilities = ops.where(keep, probabilities, 1.0)
+        if initial_alignment is None:
+            shape = ops.shape(scores)
+            initial_alignment = _first_position(shape[0], shape[2])
+        initial_alignment = ops.cast(initial_alignment, "float32")
         if self.mode == "parallel":
-            alignment = expected_alignments(probabilities, previous)[:, 0]
-        else:
-            alignment, _ = hard_alignment_step(previous, probabilities[:, 0])
-        context = ops.matmul(
-            ops.cast(ops.expand_dims(alignment, 1), value.dtype), value
-        )  # (B, 1, dv)
-        return ops.squeeze(context, 1), alignment
-
-    def _check_built(self, method):
-        if not self.built:
-            raise ValueError(
-                f"Layer '{self.name}' must be built (called once) before "
-                f"`{method}`."
+            return expected_alignments(probabilities, initial_alignment), []
+        if probabilities.shape[1] == 1:  # one decoder step: no loop
+            alignment, _ = hard_alignment_step(
+                initial_alignment, probabilities[:, 0]
             )
+            return ops.expand_dims(alignment, 1), []
+        steps = ops.transpose(probabilities, (1, 0, 2))  # (Tq, B, Tv)
+        _, alignments = scan_steps(
+            hard_alignment_step, initial_alignment, steps
+        )
+        return ops.transpose(alignments, (1, 0, 2)), []  # (B, Tq, Tv)
 
-    def _probabilities(self, query, prepared_key, value_mask, training):
+    def _probabilities(self, scores, mask, training):
         """float32 `p_ij` `(B, Tq, Tv)`; 0 or 1 in hard mode, 0 if masked."""
-        energies = compute_scores(self._scorer, query, prepared_key)
-        energies = energies + ops.convert_to_tensor(self.score_bias)
+        energies = scores + ops.convert_to_tensor(self.score_bias)
         if training and self.sigmoid_noise > 0:
             noise = keras.random.normal(
                 ops.shape(energies), seed=self.seed_generator
@@ -359,57 +317,27 @@ class MonotonicAttention(keras.layers.Layer):
             probabilities = ops.sigmoid(energies)
         else:
             probabilities = ops.cast(energies > 0, "float32")  # p > 1/2
-        if value_mask is not None:
-            keep = ops.expand_dims(ops.cast(value_mask, "bool"), 1)
-            probabilities = ops.where(keep, probabilities, 0.0)
+        if mask is not None:
+            probabilities = ops.where(mask, probabilities, 0.0)
         return probabilities
-
-    def compute_mask(self, query, previous_mask=None):
-        return previous_mask
-
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        return (*query_shape[:-1], value_shape[-1])
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        initial_alignment=None,
-        query_mask=None,
-        value_mask=None,
-        key_mask=None,
-        return_attention_scores=False,
-        training=None,
-    ):
-        output = keras.KerasTensor(
-            self.compute_output_shape(query.shape, value.shape),
-            dtype=self.compute_dtype,
-        )
-        if not return_attention_scores:
-            return output
-        alignments = keras.KerasTensor(
-            (*query.shape[:-1], value.shape[-2]), dtype="float32"
-        )
-        return output, alignments
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "units": self.units,
-                "score": self.score,
                 "mode": self.mode,
                 "normalize": self.normalize,
                 "sigmoid_noise": self.sigmoid_noise,
                 "score_bias_init": self.score_bias_init,
-                "seed": self.seed,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
             }
         )
         return config
+
+
+def _first_position(batch, length):
+    """float32 `(B, Tv)`, one-hot at position 0."""
+    first = ops.cast(ops.arange(length) == 0, "float32")  # (Tv,)
+    return ops.broadcast_to(first, (batch, length))
 
 
 def _is_number(value):

@@ -467,7 +467,6 @@ def test_mixed_precision_selects_exactly_and_keeps_terms_float32():
     [
         ({"score": "location"}, "score"),
         ({"inference": "sample"}, "inference"),
-        ({}, "units"),
         ({"units": 0}, "units"),
         ({"score": "dot", "units": 4}, "units"),
     ],

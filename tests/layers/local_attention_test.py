@@ -369,7 +369,6 @@ def test_gradients_reach_the_position_network():
         ({"window": 2.5}, "window"),
         ({"mode": "global"}, "mode"),
         ({"score": "location"}, "score"),
-        ({"mode": "predictive"}, "units"),
         ({"score": "additive", "units": 0}, "units"),
         ({"units": 4}, "units"),
         ({"dropout": 1.0}, "dropout"),

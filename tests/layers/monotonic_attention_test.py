@@ -452,7 +452,6 @@ def test_gradients_reach_every_weight():
     [
         ({"units": U, "score": "dot"}, "score"),
         ({"units": U, "mode": "recursive"}, "mode"),
-        ({}, "units"),
         ({"units": 0}, "units"),
         ({"score": "general", "units": U}, "units"),
         ({"score": "general", "normalize": True}, "normalize"),
