@@ -60,8 +60,8 @@ import math
 import os
 
 from applications.common.loaders import line_error
-from applications.ehr.data import parse_value
-from applications.ehr.data import save_long_format
+from applications.ehr.long_format import parse_value
+from applications.ehr.long_format import save_long_format
 from applications.ehr.records import COUNT_KEYS
 from applications.ehr.records import PatientRecords
 

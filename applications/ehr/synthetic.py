@@ -34,7 +34,7 @@ import os
 
 import numpy as np
 
-from applications.ehr.data import save_long_format
+from applications.ehr.long_format import save_long_format
 from applications.ehr.records import PatientRecords
 
 PREDICTION_HOURS = 24.0
