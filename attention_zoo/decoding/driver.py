@@ -12,10 +12,10 @@ retraces.
 import keras
 from keras import ops
 
-from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int
 from attention_zoo.decoding import buckets
 from attention_zoo.decoding import sampling as sampling_lib
+from attention_zoo.decoding import searches
 from attention_zoo.decoding.adapter import step_function
 from attention_zoo.decoding.beam_search import beam_search
 from attention_zoo.decoding.beam_search import tile_beams
@@ -31,27 +31,24 @@ HYPOTHESIS_KEYS = ("tokens", "lengths", "scores", "normalized_scores")
 def decode(
     adapter,
     inputs,
+    search=None,
     *,
     start_id,
     end_id,
     max_length,
-    beam_size=1,
-    length_penalty=0.0,
-    coverage_penalty=0.0,
-    num_results=1,
-    sampling=None,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
     seed=None,
     jit_compile=True,
+    **options,
 ):
     """Generates token sequences from `inputs` with the model `adapter`.
 
-    With `beam_size=1` this is `greedy_search`, otherwise `beam_search`
-    with `beam_size` beams (the memory tiled with `tile_beams`) ranked by
-    the GNMT length and coverage penalties, of which the `num_results`
-    best come back; with `sampling` it is `sample_search`. Before the
+    `search` is a `Greedy()` (the default), a `BeamSearch` or a
+    `Sampling` (see `attention_zoo.decoding.searches`), or a name of one
+    (`"greedy"`, `"beam"`, `"top_k"`, `"top_p"`, ...). Greedy search is
+    `greedy_search`; a beam search is `beam_search` with `beam_size` beams
+    (the memory tiled with `tile_beams`) ranked by the GNMT length and
+    coverage penalties, of which the `num_results` best come back;
+    sampling is `sample_search`. Before the
     search, `inputs` are padded with zeros (PAD) to a bucket: the batch to
     a power of two, or a multiple of 64 past 64, and the length axis of
     int inputs to a multiple of `adapter.length_multiple` if it sets one
@@ -59,8 +56,9 @@ def decode(
     batch (and source length), then passed through
     `adapter.finalize(result, inputs)`.
 
-    The search is compiled whole, once per configuration (the keyword
-    arguments) and bucket (padded shapes and dtypes), with the active
+    The search is compiled whole, once per configuration (the search's
+    `canonical()` form, the ids, `max_length` and `jit_compile`) and
+    bucket (padded shapes and dtypes), with the active
     backend's compiler (`tf.function(jit_compile=...)` or `jax.jit`; see
     `compiler.compile_function`), and cached on the adapter: calls with
     batches of any size meet a few compiled functions, each traced once.
@@ -74,24 +72,11 @@ def decode(
         adapter: a `DecodingAdapter` (or an object with its methods).
         inputs: a tensor or nest of tensors with leading dimension `B`,
             what `adapter.encode` takes (token ids, images).
+        search: a search, a name of one, or `None` (greedy search, or
+            the search `options` describe). Defaults to `None`.
         start_id: int, the token fed at the first step.
         end_id: int, the token that finishes a sequence.
         max_length: int >= 1, the number of steps `L`.
-        beam_size: int >= 1. Defaults to `1` (greedy).
-        length_penalty: float >= 0, `alpha` of the GNMT length penalty
-            (beam search only). Defaults to `0.0`.
-        coverage_penalty: float >= 0, `beta` of the GNMT coverage penalty
-            (beam search only, see `beam_search`). Defaults to `0.0`.
-        num_results: int, `1 <= num_results <= beam_size`: how many of the
-            best beams to return (see Returns). Defaults to `1`.
-        sampling: `None` (search), or draw each token (`beam_size=1`):
-            `"temperature"`, `"top_k"`, `"top_p"` or `"greedy"` (see
-            `sample_search`). Defaults to `None`.
-        temperature: float >= 0, with sampling; `0` is greedy. Defaults
-            to `1.0`.
-        top_k: int >= 1, with `sampling="top_k"`. Defaults to `None`.
-        top_p: float in `(0, 1]`, with `sampling="top_p"`. Defaults to
-            `None`.
         seed: with sampling, every row's seed: an int or int scalar
             tensor (row `i` gets `seed + i`), an int tensor `(B,)` (one
             seed per row), or `None` (a new int per call, or per trace
@@ -100,6 +85,18 @@ def decode(
             padding (see `sample_search`). Defaults to `None`.
         jit_compile: bool, compile with XLA (on TensorFlow `False` gives a
             graph function, on JAX op-by-op execution). Defaults to `True`.
+        **options: the search as loose keyword arguments instead of
+            `search` (aliases; not both, else a `ValueError`):
+            `beam_size` (int >= 1, 1 is greedy; `BeamSearch`'s),
+            `length_penalty` (float >= 0, `alpha`, default 0),
+            `coverage_penalty` (float >= 0, `beta`, default 0),
+            `num_results` (int in `[1, beam_size]`, default 1),
+            `sampling` (`None`, or `"temperature"`, `"top_k"`, `"top_p"`,
+            `"greedy"`: `Sampling`'s `strategy`, with `beam_size=1`),
+            `temperature` (float >= 0, 0 is greedy, default 1), `top_k`
+            (int >= 1, with `"top_k"`) and `top_p` (float in `(0, 1]`,
+            with `"top_p"`). `decode(..., beam_size=4, length_penalty=0.6)`
+            is `decode(..., search=BeamSearch(4, 0.6))`.
 
     Returns:
         A dict with `tokens` int32 `(B, L)` (END included, PAD after it),
@@ -117,46 +114,37 @@ def decode(
 
     ```python
     adapter = MyDecoder(model)  # a DecodingAdapter
-    result = decode(adapter, source_ids, start_id=2, end_id=3,
-                    max_length=50, beam_size=4, length_penalty=0.6)
+    result = decode(adapter, source_ids, BeamSearch(4, length_penalty=0.6),
+                    start_id=2, end_id=3, max_length=50)
     result["tokens"]  # (B, 50)
     ```
     """
-    sampler = _check_options(
-        max_length,
-        beam_size,
-        length_penalty,
-        coverage_penalty,
-        num_results,
-        (sampling, temperature, top_k, top_p),
-    )
+    check_positive_int("max_length", max_length)
+    search = searches.DEFAULTS.resolve(search, **options)
+    compiled = search.canonical()
     inputs = keras.tree.map_structure(ops.convert_to_tensor, inputs)
     padded, batch, length = _pad_inputs(
         inputs, getattr(adapter, "length_multiple", None)
     )
-    beams = beam_size > 1  # the penalties are unused by the other searches
     config = (
         int(start_id),
         int(end_id),
         max_length,
-        beam_size,
-        float(length_penalty) if beams else 0.0,
-        float(coverage_penalty) if beams else 0.0,
-        sampler,
+        compiled,
         bool(jit_compile),
     )
     bucket = tuple(
         (tuple(x.shape), keras.backend.standardize_dtype(x.dtype))
         for x in keras.tree.flatten(padded)
     )
-    search = _compiled_search(adapter, config, bucket)
-    if sampler is None:
-        result = search(padded)
+    run = _compiled_search(adapter, config, bucket)
+    if not isinstance(compiled, searches.Sampling):
+        result = run(padded)
     else:
         # The rows' seeds, padded with the batch (see `row_seeds`).
         seeds = sampling_lib.row_seeds(seed, batch)
         padded_batch = ops.shape(keras.tree.flatten(padded)[0])[0]
-        result = search(padded, buckets.pad_axes(seeds, [padded_batch]))
+        result = run(padded, buckets.pad_axes(seeds, [padded_batch]))
     result = {key: buckets.unpad(value, batch) for key, value in result.items()}
     for key in ("attention", "beam_attention"):
         if length is not None and key in result:  # (..., Ts) cut back
@@ -164,41 +152,10 @@ def decode(
     finalize = getattr(adapter, "finalize", None)
     if finalize is not None:
         result = finalize(result, inputs)
-    if num_results > 1:  # the N best beams, (B, N, ...)
+    if search.num_results > 1:  # the N best beams, (B, N, ...)
         for key in HYPOTHESIS_KEYS + ("attention",):
-            result[key] = result[f"beam_{key}"][:, :num_results]
+            result[key] = result[f"beam_{key}"][:, : search.num_results]
     return result
-
-
-def _check_options(
-    max_length, beam_size, length_penalty, coverage_penalty, num_results, drawn
-):
-    """Checks `decode`'s options (a `ValueError` naming the argument);
-    returns the sampler's part of the configuration, `(sampling,
-    temperature, top_k, top_p)`, or `None` for an argmax or a beam search
-    (no sampling, `"greedy"` or `temperature=0`)."""
-    check_positive_int("max_length", max_length)
-    check_positive_int("beam_size", beam_size)
-    check_non_negative("length_penalty", length_penalty)
-    check_non_negative("coverage_penalty", coverage_penalty)
-    check_positive_int("num_results", num_results)
-    if num_results > beam_size:
-        raise ValueError(
-            "`num_results` must be at most `beam_size`: the search keeps "
-            f"`beam_size` hypotheses. Received: num_results={num_results}, "
-            f"beam_size={beam_size}"
-        )
-    sampling, temperature, top_k, top_p = drawn
-    sampling_lib.check_sampling(sampling, temperature, top_k, top_p)
-    if sampling is not None and beam_size > 1:
-        raise ValueError(
-            "`sampling` draws one hypothesis per input: it needs "
-            f"`beam_size=1`. Received: sampling={sampling!r}, "
-            f"beam_size={beam_size}"
-        )
-    if sampling in (None, "greedy") or temperature == 0:
-        return None  # the argmax: greedy search
-    return (sampling, float(temperature), top_k, top_p)
 
 
 def _pad_inputs(inputs, length_multiple):
@@ -240,44 +197,34 @@ def _compiled_search(adapter, config, bucket):
     return cache[key]
 
 
-def _search_function(
-    adapter,
-    start_id,
-    end_id,
-    max_length,
-    beam_size,
-    length_penalty,
-    coverage_penalty,
-    sampler,
-):
+def _search_function(adapter, start_id, end_id, max_length, search):
     """`(inputs[, seed]) -> dict`: encode, then greedy search, beam search
-    or (with `sampler`, taking the seed too) sampling."""
+    or (a `Sampling`, taking the seed too) sampling."""
 
-    def search(inputs, seed=None):
+    def run(inputs, seed=None):
         memory = adapter.encode(inputs)
         state = adapter.initial_state(memory)
         ends = (start_id, end_id, max_length)
-        if sampler is not None:
-            sampling, temperature, top_k, top_p = sampler
+        if isinstance(search, searches.Sampling):
             return sampling_lib.sample_search(
                 step_function(adapter, memory),
                 state,
                 *ends,
-                sampling=sampling,
-                temperature=temperature,
-                top_k=top_k,
-                top_p=top_p,
+                sampling=search.strategy,
+                temperature=search.temperature,
+                top_k=search.top_k,
+                top_p=search.top_p,
                 seed=seed,
             )
-        if beam_size == 1:
+        if isinstance(search, searches.Greedy):
             return greedy_search(step_function(adapter, memory), state, *ends)
         return beam_search(
-            step_function(adapter, tile_beams(memory, beam_size)),
+            step_function(adapter, tile_beams(memory, search.beam_size)),
             state,
             *ends,
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            coverage_penalty=coverage_penalty,
+            beam_size=search.beam_size,
+            length_penalty=search.length_penalty,
+            coverage_penalty=search.coverage_penalty,
         )
 
-    return search
+    return run

@@ -158,25 +158,28 @@ def top_p_mask(logits, top_p):
     return bits >= low[:, None]
 
 
-def check_sampling(sampling, temperature=1.0, top_k=None, top_p=None):
+def check_sampling(
+    sampling, temperature=1.0, top_k=None, top_p=None, name="sampling"
+):
     """The sampling arguments, checked together: `sampling` is `None` (no
     sampling) or one of `SAMPLING`; `temperature`, `top_k` and `top_p` are
-    valid, and set only where `sampling` uses them."""
+    valid, and set only where `sampling` uses them. `name` is the
+    strategy's argument name in the messages (`Sampling`'s `strategy`)."""
     if sampling is not None:
-        check_choice("sampling", sampling, SAMPLING)
+        check_choice(name, sampling, SAMPLING)
     check_non_negative("temperature", temperature)
     if sampling in (None, "greedy") and temperature != 1.0:
         raise ValueError(
-            "`temperature` is used only with sampling='temperature', "
+            f"`temperature` is used only with {name}='temperature', "
             f"'top_k' or 'top_p'. Received: temperature={temperature!r}, "
-            f"sampling={sampling!r}"
+            f"{name}={sampling!r}"
         )
     if sampling == "top_k":
         check_positive_int("top_k", top_k)
     elif top_k is not None:
         raise ValueError(
-            "`top_k` is used only with sampling='top_k'. Received: "
-            f"top_k={top_k!r}, sampling={sampling!r}"
+            f"`top_k` is used only with {name}='top_k'. Received: "
+            f"top_k={top_k!r}, {name}={sampling!r}"
         )
     if sampling == "top_p":
         if (
@@ -189,8 +192,8 @@ def check_sampling(sampling, temperature=1.0, top_k=None, top_p=None):
             )
     elif top_p is not None:
         raise ValueError(
-            "`top_p` is used only with sampling='top_p'. Received: "
-            f"top_p={top_p!r}, sampling={sampling!r}"
+            f"`top_p` is used only with {name}='top_p'. Received: "
+            f"top_p={top_p!r}, {name}={sampling!r}"
         )
 
 
