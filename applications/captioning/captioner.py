@@ -20,9 +20,8 @@ from applications.common.hypotheses import per_input
 from applications.common.hypotheses import return_value
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import PAD_ID
-from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import SubwordTokenizer
-from attention_zoo import decoding
+from attention_zoo.decoding import searches
 
 
 class Captioner(SavedBundle):
@@ -50,6 +49,8 @@ class Captioner(SavedBundle):
 
     application = "captioning"
     noun = "captioner"
+    # A beam of 3 (sampling: one draw per image), no length penalty.
+    search_defaults = searches.SearchDefaults(searches.BeamSearch(beam_size=3))
     config_class = CaptioningConfig
 
     def __init__(self, config=None, tokenizer=None, model=None, strategy=None):
@@ -277,30 +278,35 @@ class Captioner(SavedBundle):
     def decode(
         self,
         images,
-        beam_size=3,
-        length_penalty=0.0,
+        beam_size=None,
+        length_penalty=None,
         jit_compile=True,
+        *,
+        search=None,
+        seed=None,
         **options,
     ):
-        """Images `(B, S, S, 3)` -> the search's dict (greedy when
-        `beam_size=1`), by `attention_zoo.decoding.decode`: `tokens`
+        """Images `(B, S, S, 3)` -> the search's dict, by
+        `attention_zoo.decoding.decode`: `tokens`
         `(B, max_length)`, `lengths`, `scores` and `attention`
         `(B, max_length, H, W)` (with `num_results = N > 1`, an `N` axis
-        after `B`). `options` are `decode`'s other keywords:
-        `coverage_penalty`, `num_results`, `sampling`, `temperature`,
-        `top_k`, `top_p`, `seed`. The search is compiled whole with XLA (a
+        after `B`). `search` is a search (a beam of 3 by default; see
+        `attention_zoo.decoding.searches`), or its loose keyword
+        arguments `beam_size`, `length_penalty` and `options`
+        (`coverage_penalty`, `num_results`, `sampling`, `temperature`,
+        `top_k`, `top_p`); `seed` is the sampling seed. The search is
+        compiled whole with XLA (a
         graph-mode `tf.function` with `jit_compile=False`) once per
         configuration and batch bucket (a power of two, or a multiple of
         64 past 64)."""
-        return decoding.decode(
-            self.adapter,
+        return self.search_decode(
             ops.cast(images, "float32"),
-            start_id=START_ID,
-            end_id=END_ID,
-            max_length=self.config.max_length,
+            self.config.max_length,
+            jit_compile,
+            search,
+            seed,
             beam_size=beam_size,
             length_penalty=length_penalty,
-            jit_compile=jit_compile,
             **options,
         )
 
@@ -308,29 +314,30 @@ class Captioner(SavedBundle):
         self,
         images,
         beam_size=None,
-        length_penalty=0.0,
+        length_penalty=None,
         return_attention=False,
         batch_size=64,
         *,
-        coverage_penalty=0.0,
-        num_results=1,
-        sampling=None,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
+        search=None,
         seed=None,
         return_scores=False,
+        **options,
     ):
         """Captions images `(N, S, S, 3)` in `[0, 1]`.
 
-        Beam search (`beam_size`, by default 3, or 1 when sampling) with
-        the GNMT length and coverage penalties, or sampling with
-        `sampling="temperature"`, `"top_k"` or `"top_p"` (`temperature`,
-        `top_k`, `top_p`, `seed`: an int gives image `i` the seed `seed +
-        i`, a list one seed per image; an image draws the same caption with
-        the same seed in any batch). `num_results=K` (at most `beam_size`)
-        gives the `K` best beams of each image, best first. See
-        `attention_zoo.decoding.decode`.
+        `search` is a beam search of 3 beams by default, a `BeamSearch`
+        (GNMT's length and coverage penalties), a `Sampling` (see
+        `attention_zoo.decoding.searches`) or a name of one (`"beam"`,
+        `"top_k"`, ...): `caption(images, search=BeamSearch(beam_size=4))`.
+        Or the search's loose keyword arguments, its aliases: `beam_size`
+        (by default 3, or 1 when sampling), `length_penalty` and
+        `options`: `coverage_penalty`, `num_results`, `sampling`
+        (`"temperature"`, `"top_k"` or `"top_p"`), `temperature`,
+        `top_k`, `top_p`. With sampling, `seed`: an int gives image `i`
+        the seed `seed + i`, a list one seed per image; an image draws the
+        same caption with the same seed in any batch. `num_results=K` (at
+        most `beam_size`) gives the `K` best beams of each image, best
+        first. See `attention_zoo.decoding.decode`.
 
         Returns:
             A list of str (with `num_results > 1`, a list of `K` str per
@@ -340,17 +347,14 @@ class Captioner(SavedBundle):
             with `return_scores=True` also the log-probabilities (float).
             Several are returned as a tuple in that order.
         """
-        if beam_size is None:
-            beam_size = 3 if sampling is None else 1
-        images = _check_images(images, self.config.image_size)
-        options = dict(
-            coverage_penalty=coverage_penalty,
-            num_results=num_results,
-            sampling=sampling,
-            temperature=temperature,
-            top_k=top_k,
-            top_p=top_p,
+        search = self.search_defaults.resolve(
+            search,
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            **options,
         )
+        num_results = search.num_results
+        images = _check_images(images, self.config.image_size)
         texts, maps, tokens, scores = [], [], [], []
         vocabulary = self.tokenizer.vocabulary
         for start in range(0, len(images), batch_size):
@@ -362,9 +366,7 @@ class Captioner(SavedBundle):
                 batch_seed = seed + start
             elif seed is not None:
                 batch_seed = np.asarray(seed)[start : start + len(batch)]
-            result = self.decode(
-                batch, beam_size, length_penalty, seed=batch_seed, **options
-            )
+            result = self.decode(batch, search=search, seed=batch_seed)
             found = hypothesis_arrays(result, num_results)
             ids = np.reshape(found["tokens"], (-1, self.config.max_length))
             strings = self.tokenizer.detokenize(ids).numpy()
@@ -386,10 +388,21 @@ class Captioner(SavedBundle):
             *(per_input(x, num_results) for x in [texts, *extras])
         )
 
-    def evaluate(self, images, references, beam_size=3, length_penalty=0.0):
+    def evaluate(
+        self,
+        images,
+        references,
+        beam_size=None,
+        length_penalty=None,
+        *,
+        search=None,
+    ):
         """Corpus BLEU-1..4 and CIDEr-D of `caption` against references
-        (`references[i]`: a str or a list of str for image `i`)."""
-        hypotheses = self.caption(images, beam_size, length_penalty)
+        (`references[i]`: a str or a list of str for image `i`), with the
+        search `caption` takes (a beam of 3 by default)."""
+        hypotheses = self.caption(
+            images, beam_size, length_penalty, search=search
+        )
         references = [
             [r] if isinstance(r, str) else list(r) for r in references
         ]
@@ -408,10 +421,11 @@ class Captioner(SavedBundle):
         self,
         path,
         beam_size=None,
-        length_penalty=0.0,
-        coverage_penalty=0.0,
-        num_results=1,
+        length_penalty=None,
+        coverage_penalty=None,
+        num_results=None,
         *,
+        search=None,
         jit_compile=None,
         metrics=None,
         data_fingerprint=None,
@@ -429,10 +443,11 @@ class Captioner(SavedBundle):
             length_penalty,
             coverage_penalty,
             num_results,
-            **sampling,
+            search=search,
             jit_compile=jit_compile,
             metrics=metrics,
             data_fingerprint=data_fingerprint,
+            **sampling,
         )
 
 

@@ -29,34 +29,23 @@ class CaptioningServingModule(SearchServingModule):
     without `[END]`, so it was cut (the model card's `caption_tokens`).
     Undecodable bytes fail the call naming `image` (see `_pixels`). The
     search is `Captioner.decode` (`attention_zoo.decoding.decode`),
-    XLA-compiled when `jit_compile`, with the options given here (see
-    `SearchServingModule`). With `num_results = N > 1` (at most the beam
-    size) it also returns `captions` tf.string `(B, N)` and `scores`
-    float32 `(B, N)`: the beam's `N` best, best first; the other outputs
-    are the best one's. With `sampling` it also returns `seed` int64
-    `(B,)`, and `seeded(image, seed)` draws with the given seeds.
+    XLA-compiled when `jit_compile`, with the `search` (or its loose
+    `options`) given here (see `SearchServingModule`). With
+    `num_results = N > 1` (at most the beam size) it also returns
+    `captions` tf.string `(B, N)` and `scores` float32 `(B, N)`: the
+    beam's `N` best, best first; the other outputs are the best one's.
+    With a search that samples it also returns `seed` int64 `(B,)`, and
+    `seeded(image, seed)` draws with the given seeds.
     """
 
-    def __init__(
-        self,
-        captioner,
-        beam_size=3,
-        length_penalty=0.0,
-        coverage_penalty=0.0,
-        jit_compile=True,
-        num_results=1,
-        **sampling,
-    ):
+    def __init__(self, captioner, search=None, jit_compile=True, **options):
         super().__init__(
             "captioning",
             captioner,
             IMAGE_SPEC,
             jit_compile=jit_compile,
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            coverage_penalty=coverage_penalty,
-            num_results=num_results,
-            **sampling,
+            search=search,
+            **options,
         )
         self.tokenizer = captioner.tokenizer
         self.track_model(captioner.model)
@@ -137,17 +126,15 @@ def export_captioning(
     captioner,
     path,
     beam_size=None,
-    length_penalty=0.0,
-    coverage_penalty=0.0,
-    num_results=1,
+    length_penalty=None,
+    coverage_penalty=None,
+    num_results=None,
     *,
-    sampling=None,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
+    search=None,
     jit_compile=None,
     metrics=None,
     data_fingerprint=None,
+    **sampling,
 ):
     """Writes `captioner` as a SavedModel to `path`, atomically.
 
@@ -159,12 +146,14 @@ def export_captioning(
     caption reached `max_length` tokens without `[END]` and was cut there).
     Image decoding, resizing (to
     `image_size`) and detokenization run inside the graph; the search
-    (`beam_size`, by default 3, or 1 when sampling; `length_penalty`,
-    `coverage_penalty`, see `Captioner.caption`) is compiled with XLA
+    (`search`, as `Captioner.caption` takes it: a beam of 3 by default,
+    `search=BeamSearch(beam_size=4)`; or its loose keyword arguments
+    `beam_size`, by default 3, or 1 when sampling, `length_penalty`,
+    `coverage_penalty`, `num_results` and `sampling`) is compiled with XLA
     when `jit_compile` (`None`: when a GPU is visible). With `num_results
     = N > 1` (at most `beam_size`) it also returns the beam's `N` best as
     `captions` (tf.string `[None, N]`) with their `scores` (float32
-    `[None, N]`). With `sampling` (`"temperature"`, `"top_k"` or
+    `[None, N]`). With a `Sampling` search (`"temperature"`, `"top_k"` or
     `"top_p"`, with `temperature`, `top_k`, `top_p` as in `caption`) the
     export samples: `serving_default` draws a new seed per image and also
     returns it as `seed` (int64 `[None]`), and the `seeded` signature
@@ -185,22 +174,21 @@ def export_captioning(
     Returns:
         `path`.
     """
-    if beam_size is None:
-        beam_size = 3 if sampling is None else 1
+    search = captioner.search_defaults.resolve(
+        search,
+        beam_size,
+        length_penalty,
+        coverage_penalty,
+        num_results,
+        **sampling,
+    )
     return captioner.write_export(
         CaptioningServingModule,
         path,
         jit_compile,
         metrics,
         data_fingerprint,
-        beam_size=beam_size,
-        length_penalty=length_penalty,
-        coverage_penalty=coverage_penalty,
-        num_results=num_results,
-        sampling=sampling,
-        temperature=temperature,
-        top_k=top_k,
-        top_p=top_p,
+        search=search,
     )
 
 

@@ -252,8 +252,9 @@ def main(argv=None):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
 
+    search = train_flags.flag_search(args)
     hypotheses, heatmaps, tokens = captioner.caption(
-        test.images, beam_size=args.beam_size, return_attention=True
+        test.images, search=search, return_attention=True
     )
     scores = caption_metrics(hypotheses, test.captions)
     bleu = "  ".join(f"BLEU-{n} {scores[f'bleu_{n}']:.1f}" for n in range(1, 5))
@@ -303,6 +304,6 @@ def main(argv=None):
             args,
             metrics,
             zip(train.images, train.captions),
-            beam_size=args.beam_size,
+            search=search,
         )
     return 0

@@ -46,7 +46,8 @@ def export_in_tensorflow(
         metrics: dict or None, JSON-serialisable (NumPy numbers become
             floats).
         data_fingerprint: str or None.
-        options: dict, the module's keyword options (JSON values).
+        options: dict, the module's keyword options (JSON values, or a
+            search: `attention_zoo.decoding.searches.serialize`).
 
     Returns:
         `path`.
@@ -105,9 +106,14 @@ def tensorflow_environment():
 
 
 def _plain(value):
-    """JSON for NumPy numbers and arrays (in `metrics`)."""
+    """JSON for NumPy numbers and arrays (in `metrics`), and for a search
+    (in `options`; the serving module reads it back with `searches.get`)."""
+    from attention_zoo.decoding import searches
+
     if hasattr(value, "tolist"):
         return value.tolist()
+    if isinstance(value, searches.SEARCHES):
+        return searches.serialize(value)
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 

@@ -2,8 +2,9 @@
 (translation, captioning): the search fixed at export, its n-best outputs,
 and with sampling the seeds.
 
-A generating export runs `decode` with the options given at export:
-greedy or beam search (`beam_size`, the length and coverage penalties,
+A generating export runs `decode` with the search given at export (an
+`attention_zoo.decoding.searches` object, or its loose options): greedy
+or beam search (`beam_size`, the length and coverage penalties,
 `num_results` best hypotheses), or sampling (`sampling`, `temperature`,
 `top_k`, `top_p`). A sampling export has two signatures:
 
@@ -23,6 +24,7 @@ row_seeds`): `-1` and `2 ** 32 - 1` draw alike.
 import numpy as np
 import tensorflow as tf
 
+from attention_zoo.decoding import searches
 from attention_zoo.export import ServingModule
 
 SEEDED_SIGNATURE = "seeded"
@@ -59,60 +61,41 @@ def draw_seeds(count):
 
 
 class SearchServingModule(ServingModule):
-    """A `ServingModule` around a bundle's `decode` and its search options.
+    """A `ServingModule` around a bundle's `decode` and its search.
 
     A subclass writes `serve` (a `tf.function` on its `input_spec`) as
     `return self.search_outputs(inputs)`, and `outputs(inputs, seed)`:
     the signature's outputs from `self.decode(..., seed)` (see
-    `best_hypothesis`, `n_best_outputs`). With `sampling`, the module
-    also has `seeded`, and `serving_default` returns the seeds it drew.
+    `best_hypothesis`, `n_best_outputs`). When its search samples, the
+    module also has `seeded`, and `serving_default` returns the seeds it
+    drew.
 
     Args:
         name: str, the module's name.
-        bundle: the bundle whose `decode(inputs, **options)` searches.
+        bundle: the bundle whose `decode(inputs, search=...)` searches,
+            and whose `search_defaults` (a `searches.SearchDefaults`)
+            give the default search.
         input_spec: the `tf.TensorSpec` of the signature's input (named).
         jit_compile: bool, XLA-compile the search.
-        beam_size, length_penalty, coverage_penalty, num_results: the
-            search's, as `decode` takes them.
-        sampling, temperature, top_k, top_p: `None` (search), or the
-            sampler's, as `decode` takes them (`beam_size` must be 1);
-            `"greedy"` or `temperature=0` draws nothing (no seeds).
+        search: the search (anything `searches.get` takes), or `None`.
+        **options: or the search as `decode`'s loose keyword arguments
+            (`beam_size`, `length_penalty`, `coverage_penalty`,
+            `num_results`, `sampling`, `temperature`, `top_k`, `top_p`);
+            a `Sampling` at `"greedy"` or temperature 0 draws nothing (no
+            seeds).
     """
 
     def __init__(
-        self,
-        name,
-        bundle,
-        input_spec,
-        *,
-        jit_compile,
-        beam_size,
-        length_penalty,
-        coverage_penalty=0.0,
-        num_results=1,
-        sampling=None,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
+        self, name, bundle, input_spec, *, jit_compile, search=None, **options
     ):
         super().__init__(name=name)
         self._bundle = bundle
-        self._search = dict(
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            coverage_penalty=coverage_penalty,
-            num_results=num_results,
-            sampling=sampling,
-            temperature=temperature,
-            top_k=top_k,
-            top_p=top_p,
-        )
+        self.search = bundle.search_defaults.resolve(search, **options)
         self._jit_compile = jit_compile
-        self.num_results = num_results
+        self.num_results = self.search.num_results
         # "greedy" and temperature 0 are the argmax: nothing is drawn.
-        draws = sampling not in (None, "greedy") and temperature != 0
-        self.sampling = sampling if draws else None
-        if self.sampling is not None:
+        self.samples = isinstance(self.search.canonical(), searches.Sampling)
+        if self.samples:
             self.seeded = tf.function(
                 self._seeded,
                 input_signature=[input_spec, SEED_SPEC],
@@ -121,20 +104,22 @@ class SearchServingModule(ServingModule):
 
     def decoding_options(self):
         """The search's options, as `metadata.json` records them."""
-        return dict(self._search)
+        return self._bundle.search_defaults.options(self.search)
 
     def decode(self, inputs, seed=None):
         """The bundle's `decode` of model inputs with the export's search
         (and, sampling, the rows' int64 `seed` `(B,)`)."""
-        options = dict(self._search, jit_compile=self._jit_compile)
-        if self.sampling is not None:
-            options["seed"] = seed
-        return self._bundle.decode(inputs, **options)
+        return self._bundle.decode(
+            inputs,
+            search=self.search,
+            jit_compile=self._jit_compile,
+            seed=seed if self.samples else None,
+        )
 
     def search_outputs(self, inputs, seed=None):
         """`outputs(inputs, seed)`; sampling, with the seeds (drawn here
         when `seed` is None) as the output `seed`."""
-        if self.sampling is None:
+        if not self.samples:
             return self.outputs(inputs, None)
         if seed is None:
             seed = draw_seeds(tf.shape(inputs)[0])
@@ -155,7 +140,7 @@ class SearchServingModule(ServingModule):
 
     def serving_signatures(self):
         signatures = super().serving_signatures()
-        if self.sampling is not None:
+        if self.samples:
             signatures[SEEDED_SIGNATURE] = self.seeded
         return signatures
 
@@ -163,7 +148,7 @@ class SearchServingModule(ServingModule):
         """The default's warm-up requests for `inputs` (a list of input
         dicts), and the same through `seeded` when sampling."""
         requests = super().warmup_requests(inputs)
-        if self.sampling is not None:
+        if self.samples:
             for example in inputs:
                 count = len(next(iter(example.values())))
                 seed = np.zeros([count], "int64")

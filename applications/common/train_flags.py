@@ -20,7 +20,8 @@ sizes (`check_splits`), `start_run` (resumes an interrupted run, goes on
 with a finished one, refuses to replace another configuration's run
 without `--overwrite`), `fit_run` (trains with a checkpoint per epoch in
 `--run-dir`), then on the chief evaluates (`note_few_examples` under
-scores that rest on few examples), draws and `export_next_version`.
+scores that rest on few examples, with the search of `flag_search`),
+draws and `export_next_version`.
 """
 
 import argparse
@@ -435,6 +436,15 @@ def check_export_folder(parser, export, application):
                 f"model: export {application} models to a folder of their "
                 f"own (e.g. saved_models/{application})"
             )
+
+
+def flag_search(args):
+    """The search `--beam-size N` names, for the test split and the
+    export: a `BeamSearch` of `N` beams (1 is greedy search), its length
+    penalty the application's default."""
+    from attention_zoo.decoding import BeamSearch
+
+    return BeamSearch(beam_size=args.beam_size)
 
 
 def export_next_version(bundle, args, metrics, examples, **export_kwargs):

@@ -34,10 +34,10 @@ class TranslationServingModule(SearchServingModule):
     as it always was. A text without tokens (empty or whitespace) gives
     `""` and zero attention. The search is
     `Translator.decode` (`attention_zoo.decoding.decode`), XLA-compiled
-    when `jit_compile`, with the options given here (see
-    `SearchServingModule`). With `num_results = N > 1` (at most the beam
-    size) it also returns `translations` tf.string `(B, N)` and `scores`
-    float32 `(B, N)`: the beam's `N` best, best first, for reranking
+    when `jit_compile`, with the `search` (or its loose `options`) given
+    here (see `SearchServingModule`). With `num_results = N > 1` (at most
+    the beam size) it also returns `translations` tf.string `(B, N)` and
+    `scores` float32 `(B, N)`: the beam's `N` best, best first, for reranking
     (of a split text: each sentence's `k`-th best joined, scores summed);
     `translation` and `attention` are the best one's. With `sampling` it
     also returns `seed` int64 `(B,)`, and `seeded(text, seed)` draws
@@ -45,26 +45,14 @@ class TranslationServingModule(SearchServingModule):
     `j`).
     """
 
-    def __init__(
-        self,
-        translator,
-        beam_size=1,
-        length_penalty=0.6,
-        coverage_penalty=0.0,
-        jit_compile=True,
-        num_results=1,
-        **sampling,
-    ):
+    def __init__(self, translator, search=None, jit_compile=True, **options):
         super().__init__(
             "translation",
             translator,
             TEXT_SPEC,
             jit_compile=jit_compile,
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            coverage_penalty=coverage_penalty,
-            num_results=num_results,
-            **sampling,
+            search=search,
+            **options,
         )
         self.source_tokenizer = translator.source_tokenizer
         self.target_tokenizer = translator.target_tokenizer
@@ -107,18 +95,16 @@ class TranslationServingModule(SearchServingModule):
 def export_translation(
     translator,
     path,
-    beam_size=1,
-    length_penalty=0.6,
-    coverage_penalty=0.0,
-    num_results=1,
+    beam_size=None,
+    length_penalty=None,
+    coverage_penalty=None,
+    num_results=None,
     *,
-    sampling=None,
-    temperature=1.0,
-    top_k=None,
-    top_p=None,
+    search=None,
     jit_compile=None,
     metrics=None,
     data_fingerprint=None,
+    **sampling,
 ):
     """Writes `translator` as a SavedModel to `path`, atomically.
 
@@ -136,15 +122,18 @@ def export_translation(
     `TranslationServingModule` and `applications.translation.sentences`;
     the metadata's `input_limits` give the numbers. The decoding
     loop is compiled with XLA when `jit_compile` (`None`: when a GPU is
-    visible); `beam_size`, `length_penalty` and `coverage_penalty` are
-    the search's (see `Translator.translate`). With `num_results = N > 1`
+    visible); `search` is the search, as `Translator.translate` takes it
+    (greedy by default; `search=BeamSearch(beam_size=4)`), or its loose
+    keyword arguments `beam_size`, `length_penalty`, `coverage_penalty`,
+    `num_results` and `sampling` (`sampling`, `temperature`, `top_k`,
+    `top_p`). With `num_results = N > 1`
     (at most `beam_size`) it also returns the beam's `N` best as
     `translations` (tf.string `[None, N]`) with their `scores` (float32
     `[None, N]`), as `translate(..., num_results=N)` does.
 
-    With `sampling` (`"temperature"`, `"top_k"` or `"top_p"`, with
-    `temperature`, `top_k`, `top_p` as in `translate`; `beam_size` 1) the
-    export samples: `serving_default` draws a new seed per text and also
+    With a `Sampling` search (`"temperature"`, `"top_k"` or `"top_p"`,
+    with `temperature`, `top_k`, `top_p` as in `translate`) the export
+    samples: `serving_default` draws a new seed per text and also
     returns it as `seed` (int64 `[None]`), and the `seeded` signature
     takes `text` and `seed` (int64 `[None]`, one per text) and returns
     the same outputs. A text with seed `s` gets the translation
@@ -160,20 +149,21 @@ def export_translation(
     Returns:
         `path`.
     """
+    search = translator.search_defaults.resolve(
+        search,
+        beam_size,
+        length_penalty,
+        coverage_penalty,
+        num_results,
+        **sampling,
+    )
     return translator.write_export(
         TranslationServingModule,
         path,
         jit_compile,
         metrics,
         data_fingerprint,
-        beam_size=beam_size,
-        length_penalty=length_penalty,
-        coverage_penalty=coverage_penalty,
-        num_results=num_results,
-        sampling=sampling,
-        temperature=temperature,
-        top_k=top_k,
-        top_p=top_p,
+        search=search,
     )
 
 

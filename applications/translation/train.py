@@ -111,7 +111,7 @@ def main(argv=None):
         return 0  # the chief evaluates, draws and exports
 
     print(f"parameters: {translator.model.count_params():,}")
-    scores = translator.evaluate(test, beam_size=args.beam_size)
+    scores = translator.evaluate(test, search=train_flags.flag_search(args))
     print(
         f"test BLEU {scores['bleu']:.2f} (lower-cased "
         f"{scores['bleu_lowercase']:.2f})  chrF {scores['chrf']:.2f} "

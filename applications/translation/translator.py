@@ -13,15 +13,13 @@ from applications.common.bundle import SavedBundle
 from applications.common.hypotheses import hypothesis_arrays
 from applications.common.hypotheses import per_input
 from applications.common.hypotheses import return_value
-from applications.common.wordpiece import END_ID
-from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
 from applications.translation import sentences
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
 from applications.translation.model import make_decoder
-from attention_zoo import decoding
+from attention_zoo.decoding import searches
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +55,8 @@ class Translator(SavedBundle):
 
     application = "translation"
     noun = "translator"
+    # Greedy search; a beam's length penalty 0.6 (GNMT's).
+    search_defaults = searches.SearchDefaults(length_penalty=0.6)
     clipnorm = 1.0
     config_class = TranslationConfig
     tokenizer_dirs = {
@@ -199,20 +199,26 @@ class Translator(SavedBundle):
     def decode(
         self,
         source_ids,
-        beam_size=1,
-        length_penalty=0.6,
+        beam_size=None,
+        length_penalty=None,
         jit_compile=True,
+        *,
+        search=None,
+        seed=None,
         **options,
     ):
-        """Source ids `(B, Ts)` -> the search's dict (greedy when
-        `beam_size=1`), by `attention_zoo.decoding.decode`.
+        """Source ids `(B, Ts)` -> the search's dict, by
+        `attention_zoo.decoding.decode`.
 
+        `search` is a search (`Greedy()` by default; see
+        `attention_zoo.decoding.searches`), or its loose keyword
+        arguments `beam_size`, `length_penalty` (a beam's default 0.6)
+        and `options` (`coverage_penalty`, `num_results`, `sampling`,
+        `temperature`, `top_k`, `top_p`); `seed` is the sampling seed.
         The dict has `tokens` `(B, L)`, `lengths` `(B,)`, `scores` `(B,)`
         and `attention` `(B, L, Ts)`, with `L = config.max_length + 1`
         (with `num_results = N > 1`: `(B, N, L)`, `(B, N)`, `(B, N)`,
-        `(B, N, L, Ts)`). `options` are `decode`'s other keywords:
-        `coverage_penalty`, `num_results`, `sampling`, `temperature`,
-        `top_k`, `top_p`, `seed`. The search is compiled whole with XLA (a
+        `(B, N, L, Ts)`). The search is compiled whole with XLA (a
         graph-mode `tf.function` with `jit_compile=False`) once per
         configuration and bucket of shapes (batch to a power of two,
         length to a multiple of 8); seeds and `num_results` compile
@@ -220,44 +226,45 @@ class Translator(SavedBundle):
         text) has nothing to translate: its row gets length 0, PAD tokens
         (so `""`), score 0 and zero attention.
         """
-        return decoding.decode(
-            self.adapter,
+        return self.search_decode(
             source_ids,
-            start_id=START_ID,
-            end_id=END_ID,
-            max_length=self.config.max_length + 1,
+            self.config.max_length + 1,
+            jit_compile,
+            search,
+            seed,
             beam_size=beam_size,
             length_penalty=length_penalty,
-            jit_compile=jit_compile,
             **options,
         )
 
     def translate(
         self,
         texts,
-        beam_size=1,
-        length_penalty=0.6,
+        beam_size=None,
+        length_penalty=None,
         return_attention=False,
         *,
-        coverage_penalty=0.0,
-        num_results=1,
-        sampling=None,
-        temperature=1.0,
-        top_k=None,
-        top_p=None,
+        search=None,
         seed=None,
         return_scores=False,
         return_truncated=False,
+        **options,
     ):
         """Translates a list of strings.
 
-        Greedy search (`beam_size=1`), beam search with the GNMT length
-        and coverage penalties (`coverage_penalty`, `beta`; `0` is off),
-        or sampling with `sampling="temperature"`, `"top_k"` or `"top_p"`
-        (`temperature`, `top_k`, `top_p`, `seed`: an int gives text `i` the
+        `search` is greedy search by default, a `BeamSearch` (GNMT's
+        length and coverage penalties; a length penalty left `None` is
+        0.6) or a `Sampling` (see `attention_zoo.decoding.searches`), or
+        a name of one (`"beam"`, `"top_p"`, ...): `translate(texts,
+        search=BeamSearch(beam_size=4))`. Or the search's loose keyword
+        arguments, its aliases: `beam_size`, `length_penalty` (default
+        0.6) and `options`: `coverage_penalty` (`beta`; `0` is off),
+        `num_results`, `sampling` (`"temperature"`, `"top_k"` or
+        `"top_p"`), `temperature`, `top_k`, `top_p`. With sampling,
+        `seed`: an int gives text `i` the
         seed `seed + i`, a list one seed per text; a text draws the same
         translation with the same seed in any batch, and an export's
-        `seeded` signature with the same seed draws it too).
+        `seeded` signature with the same seed draws it too.
         `num_results=N` (at most `beam_size`) returns the `N` best beams
         of each text, best first (ranked by the normalized score). See
         `attention_zoo.decoding.decode`.
@@ -284,6 +291,13 @@ class Translator(SavedBundle):
             of it was not read). Several are returned as a tuple in that
             order.
         """
+        search = self.search_defaults.resolve(
+            search,
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            **options,
+        )
+        num_results = search.num_results
         if isinstance(texts, str):
             raise TypeError("`texts` must be a list of strings, not a str.")
         texts = list(texts)
@@ -299,18 +313,7 @@ class Translator(SavedBundle):
         rows = split.rows.numpy()
         if len(rows) != len(texts):  # some text was split
             seed = _sentence_seeds(seed, split, len(texts))
-        result = self.decode(
-            split.source_ids,
-            beam_size,
-            length_penalty,
-            coverage_penalty=coverage_penalty,
-            num_results=num_results,
-            sampling=sampling,
-            temperature=temperature,
-            top_k=top_k,
-            top_p=top_p,
-            seed=seed,
-        )
+        result = self.decode(split.source_ids, search=search, seed=seed)
         found = hypothesis_arrays(result, num_results)
         count, hypotheses, steps = found["tokens"].shape
         strings = self.target_tokenizer.detokenize(
@@ -348,8 +351,9 @@ class Translator(SavedBundle):
             )
         return return_value(per_input(translations, num_results), *extras)
 
-    def explain(self, text, beam_size=1, length_penalty=0.6):
-        """One translation with its tokens and attention, for pictures.
+    def explain(self, text, beam_size=None, length_penalty=None, search=None):
+        """One translation with its tokens and attention, for pictures
+        (the search as `translate` takes it).
 
         Returns:
             A dict with `translation` (str), `source_tokens` and
@@ -357,7 +361,9 @@ class Translator(SavedBundle):
             them, END included) and `attention` `(target, source)`.
         """
         source_ids = self.source_ids([text])
-        result = self.decode(source_ids, beam_size, length_penalty)
+        result = self.decode(
+            source_ids, beam_size, length_penalty, search=search
+        )
         # NumPy, whatever the backend's tensors (JAX arrays have no
         # `.numpy()`).
         result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
@@ -374,9 +380,18 @@ class Translator(SavedBundle):
             "attention": result["attention"][0, :length, : len(source)],
         }
 
-    def evaluate(self, pairs, beam_size=1, length_penalty=0.6, batch_size=256):
+    def evaluate(
+        self,
+        pairs,
+        beam_size=None,
+        length_penalty=None,
+        batch_size=256,
+        *,
+        search=None,
+    ):
         """Corpus BLEU and chrF (sacrebleu) of `translate` on the pairs
-        (a `ValueError` when there are none).
+        (a `ValueError` when there are none), with the search `translate`
+        takes (greedy by default).
 
         Returns:
             A dict: `bleu` and `chrf`, the standard cased scores (a model
@@ -392,9 +407,13 @@ class Translator(SavedBundle):
         if not pairs:
             raise ValueError("`pairs` is empty: there is nothing to score.")
         hypotheses = []
+        # `translate`'s search: the loose options or, given, `search`.
+        given = {} if search is None else {"search": search}
         for start in range(0, len(pairs), batch_size):
             chunk = [source for source, _ in pairs[start : start + batch_size]]
-            hypotheses += self.translate(chunk, beam_size, length_penalty)
+            hypotheses += self.translate(
+                chunk, beam_size, length_penalty, **given
+            )
         references = [[target for _, target in pairs]]
         bleu = BLEU()
         scores = {
@@ -417,11 +436,12 @@ class Translator(SavedBundle):
     def export(
         self,
         path,
-        beam_size=1,
-        length_penalty=0.6,
-        coverage_penalty=0.0,
-        num_results=1,
+        beam_size=None,
+        length_penalty=None,
+        coverage_penalty=None,
+        num_results=None,
         *,
+        search=None,
         jit_compile=None,
         metrics=None,
         data_fingerprint=None,
@@ -438,10 +458,11 @@ class Translator(SavedBundle):
             length_penalty,
             coverage_penalty,
             num_results,
-            **sampling,
+            search=search,
             jit_compile=jit_compile,
             metrics=metrics,
             data_fingerprint=data_fingerprint,
+            **sampling,
         )
 
     def warmup_inputs(self):

@@ -215,22 +215,39 @@ class SearchDefaults:
     search: object = Greedy()
     length_penalty: float = 0.0
 
-    def resolve(self, search=None, **options):
+    def resolve(
+        self,
+        search=None,
+        beam_size=None,
+        length_penalty=None,
+        coverage_penalty=None,
+        num_results=None,
+        **sampling,
+    ):
         """The search to run: `search` (anything `get` takes) or, instead,
-        the loose keyword arguments `options` (`None` values are not
-        given; `LOOSE_DEFAULTS` names them), or the default.
+        its loose keyword arguments (`None`: not given): `beam_size`,
+        `length_penalty`, `coverage_penalty`, `num_results` (in the
+        exports' positional order) and `sampling`'s (`SAMPLING_OPTIONS`);
+        or the default.
 
         Raises:
             ValueError: both `search` and loose options are given, or an
                 option is invalid (naming it).
             TypeError: an option that is not a search's.
         """
-        unknown = sorted(set(options) - set(LOOSE_DEFAULTS))
+        unknown = sorted(set(sampling) - set(SAMPLING_OPTIONS))
         if unknown:
             raise TypeError(
                 f"Unknown search option {unknown[0]!r}; the options are "
                 f"{tuple(LOOSE_DEFAULTS)}, or `search`."
             )
+        options = dict(
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            coverage_penalty=coverage_penalty,
+            num_results=num_results,
+            **sampling,
+        )
         given = {k: v for k, v in options.items() if v is not None}
         if search is not None and given:
             loose = ", ".join(f"{k}={v!r}" for k, v in given.items())
