@@ -270,6 +270,32 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
     assert set(alone) == {"translation", "attention", "truncated"}
 
 
+def test_a_search_object_translates_and_exports_as_its_aliases(
+    translator, synthetic
+):
+    from applications.translation.export import TranslationServingModule
+    from attention_zoo.decoding import BeamSearch
+
+    texts = [source for source, _ in synthetic.pairs[:3]]
+    search = BeamSearch(beam_size=3, coverage_penalty=0.5)  # penalty 0.6
+    loose = translator.translate(texts, beam_size=3, coverage_penalty=0.5)
+    assert translator.translate(texts, search=search) == loose
+    assert translator.translate(texts, search="greedy") == translator.translate(
+        texts
+    )
+    module = TranslationServingModule(translator, search=search)
+    served = module.serve(tf.constant(texts))["translation"].numpy()
+    assert [s.decode("utf-8") for s in served] == loose
+    assert (
+        module.decoding_options()
+        == TranslationServingModule(
+            translator, beam_size=3, coverage_penalty=0.5
+        ).decoding_options()
+    )
+    with pytest.raises(ValueError, match="not both"):
+        translator.translate(texts, search=search, beam_size=3)
+
+
 def test_evaluating_many_batches_never_retraces(translator, synthetic, caplog):
     pairs = synthetic.pairs[256:300]
     texts = [source for source, _ in pairs]
