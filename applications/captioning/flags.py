@@ -14,6 +14,13 @@ from applications.captioning.options import QUERIES
 from applications.common import train_flags
 from applications.common.flag_checks import FlagParser
 
+# Config field -> the flags (dests) other than its own name that set it
+# (`--init-from` refuses one given with another value than the model's).
+FIELD_FLAGS = {
+    "attention": ("no_attention",),
+    "trainable_encoder": ("fine_tune_encoder", "freeze_encoder"),
+}
+
 
 def parser():
     parser = FlagParser(

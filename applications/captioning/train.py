@@ -158,8 +158,8 @@ def read_split(captioned, image_size):
     return split
 
 
-def check_splits(parser, args, layout, train, validation, test):
-    """A usage error unless every split the run uses holds a readable
+def check_splits(args, layout, train, validation, test):
+    """A `UsageError` unless every split the run uses holds a readable
     image (see `train_flags.check_splits`); `layout` is None for the
     generated shapes."""
     fractions = {
@@ -175,7 +175,6 @@ def check_splits(parser, args, layout, train, validation, test):
         source = args.data
         fractions["test"] = ("--test-fraction", args.test_fraction)
     train_flags.check_splits(
-        parser,
         source,
         "images",
         train_flags.split_counts(
@@ -209,21 +208,18 @@ def main(argv=None):
     from applications.captioning.synthetic import attention_localisation
 
     parser = flags.parser()
-    args, strategy = train_flags.parse_flags(parser, argv)
-    synthetic = not args.data
     with train_flags.usage_errors(parser):
+        args, strategy = train_flags.parse_flags(parser, argv)
+        synthetic = not args.data
         _config(args, synthetic)  # a bad value, before the run folder
-    run_dir = args.run_dir
-    captioner = train_flags.start_run(
-        Captioner,
-        parser,
-        args,
-        strategy,
-        lambda: Captioner(_config(args, synthetic), strategy=strategy),
-        config=lambda: _config(args, synthetic),
-    )
-    config = captioner.config
-    with train_flags.usage_errors(parser):
+        captioner = train_flags.start_run(
+            Captioner,
+            args,
+            strategy,
+            lambda: Captioner(_config(args, synthetic), strategy=strategy),
+            config=lambda: _config(args, synthetic),
+        )
+        config = captioner.config
         if synthetic:
             layout = None
             train, validation, test = synthetic_splits(args, config.image_size)
@@ -233,11 +229,12 @@ def main(argv=None):
                 read_split(split, config.image_size)
                 for split in captioned_splits(args, layout)
             )
-    print(
-        f"{len(train)} train, {len(validation)} validation, {len(test)} test "
-        f"images ({sum(map(len, train.captions))} training captions)"
-    )
-    check_splits(parser, args, layout, train, validation, test)
+        print(
+            f"{len(train)} train, {len(validation)} validation, {len(test)} "
+            f"test images ({sum(map(len, train.captions))} training captions)"
+        )
+        check_splits(args, layout, train, validation, test)
+    run_dir = args.run_dir
     chief = train_flags.fit_run(
         captioner,
         args,

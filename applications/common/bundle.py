@@ -454,14 +454,14 @@ class SavedBundle:
         strategy,
         create,
         precision_flag=None,
-        parser=None,
         overwrite=False,
     ):
         """The bundle an `attention-zoo train APP` run trains, by what
         `run_dir` holds: an interrupted run resumed, a finished one gone
-        on with, else `create()` (see `run_folder.start`)."""
+        on with, else `create()` (see `run_folder.start`; a refusal is a
+        `UsageError`)."""
         return run_folder.start(
-            cls, run_dir, strategy, create, precision_flag, parser, overwrite
+            cls, run_dir, strategy, create, precision_flag, overwrite
         )
 
     @classmethod

@@ -29,10 +29,11 @@ import os
 import tensorflow as tf
 
 from applications.common.flag_checks import STRATEGIES
+from applications.common.flag_checks import UsageError
 
 
-def strategy_from_flag(parser, name):
-    """`make_strategy(name)`, or a usage error from `parser` (exit 2).
+def strategy_from_flag(name):
+    """`make_strategy(name)`; a name it cannot make is a `UsageError`.
 
     On the JAX backend (`KERAS_BACKEND=jax`) there is no
     `tf.distribute`: `default` is None (one device, as Keras places it)
@@ -42,7 +43,7 @@ def strategy_from_flag(parser, name):
 
     if keras.backend.backend() != "tensorflow":
         if name != "default":
-            parser.error(
+            raise UsageError(
                 f"--strategy {name} is a tf.distribute strategy: it needs "
                 "the TensorFlow backend (KERAS_BACKEND=tensorflow). On "
                 f"{keras.backend.backend()} leave --strategy out"
@@ -51,7 +52,7 @@ def strategy_from_flag(parser, name):
     try:
         return make_strategy(name)
     except ValueError as error:
-        parser.error(str(error))
+        raise UsageError(str(error)) from None
 
 
 @functools.cache

@@ -4,8 +4,10 @@ flag values, found before TensorFlow is imported or any data is read.
 `check_flag_values` checks what the flags an application has can be
 (positive sizes and counts, fractions in [0, 1), a positive learning
 rate, readable inputs, a `--run-dir` and an `--export` that are not
-files); `FlagParser` reports a usage error in two lines (a usage hint,
-then `prog: error: message`) rather than the usage of every flag. This
+files). A check below a command's `main` raises `UsageError`; only
+`main` (through `train_flags.usage_errors`) turns it into the parser's
+error, which `FlagParser` reports in two lines (a usage hint, then
+`prog: error: message`) rather than the usage of every flag. This
 module imports only the standard library.
 """
 
@@ -65,6 +67,13 @@ BATCH_SIZE_HELP = (
 )
 
 
+class UsageError(ValueError):
+    """A flag value, or an input a flag names, that no run can use: the
+    command's `main` reports `str(error)` as its usage error (exit code
+    2). A `ValueError`, so that callers without a command line catch it
+    as one."""
+
+
 class FlagParser(argparse.ArgumentParser):
     """An `argparse.ArgumentParser` whose usage errors are short: a
     one-line usage hint, then `prog: error: message` (exit code 2), in
@@ -78,8 +87,8 @@ class FlagParser(argparse.ArgumentParser):
         )
 
 
-def check_flag_values(parser, args, application=None):
-    """A usage error (exit code 2, one line naming the flag and its value)
+def check_flag_values(args, application=None):
+    """A `UsageError` (one line naming the flag and its value)
     for a flag value no run can use: `POSITIVE_INT_FLAGS` below 1,
     `FRACTION_FLAGS` outside [0, 1), a learning rate that is not a
     positive number, an input (`INPUT_PATH_FLAGS`) that cannot be read,
@@ -90,27 +99,29 @@ def check_flag_values(parser, args, application=None):
     for name in POSITIVE_INT_FLAGS:
         value = values.get(name)
         if value is not None and value < 1:
-            parser.error(
+            raise UsageError(
                 f"{flag(name)} must be a positive integer, got {value}"
             )
     for name in FRACTION_FLAGS:
         value = values.get(name)
         if value is not None and not 0 <= value < 1:
-            parser.error(
+            raise UsageError(
                 f"{flag(name)} must be at least 0 and below 1, got {value}"
             )
     rate = values.get("learning_rate")
     if rate is not None and not 0 < rate < math.inf:
-        parser.error(f"--learning-rate must be a positive number, got {rate}")
+        raise UsageError(
+            f"--learning-rate must be a positive number, got {rate}"
+        )
     for name in INPUT_PATH_FLAGS:
         if values.get(name):
             problem = input_path_problem(values[name])
             if problem:
-                parser.error(f"{flag(name)} {values[name]}: {problem}")
+                raise UsageError(f"{flag(name)} {values[name]}: {problem}")
     run_dir = values.get("run_dir")
     if run_dir and os.path.exists(run_dir) and not os.path.isdir(run_dir):
-        parser.error(f"--run-dir {run_dir}: a file, not a folder")
-    check_export_path(parser, values.get("export"), application)
+        raise UsageError(f"--run-dir {run_dir}: a file, not a folder")
+    check_export_path(values.get("export"), application)
 
 
 def input_path_problem(path):
@@ -154,14 +165,14 @@ def flag(dest):
     return "--" + dest.replace("_", "-")
 
 
-def check_export_path(parser, export, application=None):
-    """A usage error when `--export` is a file or one version."""
+def check_export_path(export, application=None):
+    """A `UsageError` when `--export` is a file or one version."""
     if not export or not os.path.exists(export):
         return
     if not os.path.isdir(export):
-        parser.error(f"--export {export}: a file, not a folder")
+        raise UsageError(f"--export {export}: a file, not a folder")
     if os.path.exists(os.path.join(export, "saved_model.pb")):
-        parser.error(
+        raise UsageError(
             f"--export {export} is a SavedModel: give the folder of its "
             f"versions (e.g. saved_models/{application or 'APP'}), the new "
             "version goes beside them"

@@ -41,6 +41,7 @@ from applications.common import precision
 from applications.common import run_files
 from applications.common import run_lock
 from applications.common import training
+from applications.common.flag_checks import UsageError
 from applications.common.run_files import BEST_WEIGHTS_FILE
 from applications.common.run_files import WEIGHTS_FILE
 from applications.common.run_files import RunFileError
@@ -186,7 +187,6 @@ def start(
     strategy,
     create,
     precision_flag=None,
-    parser=None,
     overwrite=False,
 ):
     """The bundle an `attention-zoo train APP` run trains, by what
@@ -208,15 +208,14 @@ def start(
     written. With `overwrite`, a run already there is not looked at and
     `create()` starts anew (`fit_run` clears the folder before
     training). Then the global dtype policy is set to the run's
-    precision (`precision.use_run_precision`). With `parser`, a
-    `ValueError` from `create()` (a config check: a bad flag value) and a
-    refusal are the command's usage errors rather than tracebacks.
+    precision (`precision.use_run_precision`). A refusal is a
+    `UsageError`; a `ValueError` from `create()` (a config check: a bad
+    flag value) goes up as it is: the command's `main` reports both as
+    usage errors.
     """
 
     def refuse(message):
-        if parser is None:
-            raise ValueError(message)
-        parser.error(message)
+        raise UsageError(message) from None
 
     try:
         lock(run_dir, strategy)
@@ -251,10 +250,6 @@ def start(
         bundle = create()
     except RunFileError as error:
         refuse(str(error))
-    except ValueError as error:
-        if parser is None:
-            raise
-        parser.error(str(error))
     if found != FRESH:
         changes = differences(saved, bundle.config)
         if changes:

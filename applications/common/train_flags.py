@@ -11,9 +11,13 @@ each application's parser lives in its `flags` module, which imports no
 TensorFlow, and `attention-zoo train APP` checks every flag with it
 (`precheck`) before it imports the application's `train`; `parse_flags`
 checks them again for callers of `main(argv)`, and `main` builds the
-config the flags ask for before it reads data. A usage error is one
-line under a one-line usage hint (`flag_checks.FlagParser`). This module
-imports neither TensorFlow nor Keras at the top (its helpers do).
+config the flags ask for before it reads data. The checks here and
+below raise `flag_checks.UsageError` and take no parser: `main` runs its
+set-up inside `usage_errors(parser)`, the one place that turns such an
+error (and a loader's `ValueError` or `OSError`) into the parser's
+usage error, one line under a one-line usage hint
+(`flag_checks.FlagParser`). This module imports neither TensorFlow nor
+Keras at the top (its helpers do).
 
 A `main` runs `parse_flags`, loads its data and checks the splits'
 sizes (`check_splits`), `start_run` (resumes an interrupted run, goes on
@@ -34,20 +38,13 @@ import os
 
 from applications.common import flag_checks
 from applications.common import loaders
+from applications.common.flag_checks import UsageError
 
 # The config fields `add_training_arguments`' flags set.
 TRAINING_FIELDS = ("epochs", "batch_size", "learning_rate", "precision")
 # What `--init-from` takes from the flags; the export's config keeps the
 # rest (its sizes and vocabularies are the weights').
 FINE_TUNING_FIELDS = ("epochs", "batch_size", "learning_rate", "seed")
-# Config field -> the flags (dests) other than its own name that set it.
-FIELD_FLAGS = {
-    "source_vocabulary_size": ("vocabulary_size",),
-    "target_vocabulary_size": ("vocabulary_size",),
-    "attention": ("no_attention",),
-    "trainable_encoder": ("fine_tune_encoder", "freeze_encoder"),
-    "trainable_embeddings": ("fixed_embeddings",),
-}
 # `--jit-compile` values -> the `jit_compile` argument of `export`.
 JIT_COMPILE_CHOICES = {"on": True, "off": False, "auto": None}
 # How many times `export_next_version` takes the next number when
@@ -61,21 +58,27 @@ def precheck(app, argv):
     `flags` module, which imports no TensorFlow) reads `argv`, answers
     `--help`, and the values are checked (`check_values`); a bad one is a
     usage error (exit code 2)."""
+    parser = _flags_module(app).parser()
+    args = parser.parse_args(argv)
+    with usage_errors(parser):
+        check_values(args, app)
+
+
+def _flags_module(app):
+    """APP's `flags` module (its `parser()`, and its `FIELD_FLAGS`)."""
     from applications import registry
 
-    flags = importlib.import_module(registry.get(app).flags_module)
-    parser = flags.parser()
-    check_values(parser, parser.parse_args(argv), app)
+    return importlib.import_module(registry.get(app).flags_module)
 
 
-def check_values(parser, args, application=None):
-    """The usage errors of `check_flag_values`, and `--patience` without
+def check_values(args, application=None):
+    """The `UsageError`s of `check_flag_values`, and `--patience` without
     a validation split (`application` names the export folder to give in
     place of a version)."""
-    flag_checks.check_flag_values(parser, args, application)
+    flag_checks.check_flag_values(args, application)
     if getattr(args, "patience", None) is not None:
         if getattr(args, "validation_fraction", None) == 0:
-            parser.error(
+            raise UsageError(
                 "--patience watches the validation loss: it needs a "
                 "validation split (--validation-fraction above 0)"
             )
@@ -142,20 +145,20 @@ def add_run_arguments(parser, app, contents):
 
 def parse_flags(parser, argv):
     """`(args, strategy)`: the flags `parser` reads from `argv`, their
-    values checked (`check_flag_values`), and the `--strategy` they
-    name, made next (`multi-worker` sets up collective ops before
-    TensorFlow runs)."""
+    values checked (`check_flag_values`: a `UsageError`), and the
+    `--strategy` they name, made next (`multi-worker` sets up collective
+    ops before TensorFlow runs). `main` calls it inside `usage_errors`."""
     from applications.common import distribute
 
     args = parser.parse_args(argv)
     args.given_flags = given_flags(parser, argv)
     parser.parsed_args = args  # `usage_errors` names the flag of a path
-    check_values(parser, args)
+    check_values(args)
     for name in flag_checks.INPUT_PATH_FLAGS:
         if getattr(args, name, None):
             # A FIFO is read once, however often the loaders read it.
             loaders.keep_stream(getattr(args, name))
-    return args, distribute.strategy_from_flag(parser, args.strategy)
+    return args, distribute.strategy_from_flag(args.strategy)
 
 
 def given_flags(parser, argv):
@@ -169,7 +172,7 @@ def given_flags(parser, argv):
     return set(vars(given))
 
 
-def start_run(bundle_class, parser, args, strategy, create, config=None):
+def start_run(bundle_class, args, strategy, create, config=None):
     """The bundle the run in `--run-dir` trains: the interrupted run's
     there, the finished run's (same flags; more `--epochs` train on),
     else `create()` (with `--init-from`, the export's bundle instead,
@@ -177,33 +180,32 @@ def start_run(bundle_class, parser, args, strategy, create, config=None):
     `--precision` (see `SavedBundle.start_run`; a bad config value, a
     `--run-dir` that is a file, a finished run of other flags without
     `--overwrite`, or an `--export` folder of another model
-    (`check_export_folder`) is a usage error)."""
+    (`check_export_folder`) is a `UsageError`)."""
     if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
-        parser.error(f"--run-dir {args.run_dir}: a file, not a folder")
-    check_export_folder(parser, args.export, bundle_class.application)
+        raise UsageError(f"--run-dir {args.run_dir}: a file, not a folder")
+    check_export_folder(args.export, bundle_class.application)
     if getattr(args, "init_from", None):
-        with usage_errors(parser):
-            wanted = config()
+        wanted = config()
         create = lambda: init_from(  # noqa: E731
-            bundle_class, parser, args, strategy, wanted
+            bundle_class, args, strategy, wanted
         )
     return bundle_class.start_run(
         args.run_dir,
         strategy,
         create,
         args.precision,
-        parser,
         overwrite=args.overwrite,
     )
 
 
-def init_from(bundle_class, parser, args, strategy, wanted):
+def init_from(bundle_class, args, strategy, wanted):
     """`--init-from MODEL`: the bundle of a shipped model's name or an
     export folder (`SavedBundle.from_export`), its config taking the
     `FINE_TUNING_FIELDS` of `wanted` (the flags' config) and recompiled
     for them; its vocabularies are kept (new words go through the
-    subwords). A flag given for another field whose value differs from
-    the export's is a usage error naming both values."""
+    subwords). A flag given for another field (its own name, or one the
+    application's `flags.FIELD_FLAGS` lists for it) whose value differs
+    from the export's is a `UsageError` naming both values."""
     from applications import zoo
     from applications.common import distribute
     from applications.common import precision
@@ -212,19 +214,20 @@ def init_from(bundle_class, parser, args, strategy, wanted):
         path = zoo.resolve(args.init_from)
         bundle = bundle_class.from_export(path, strategy)
     except (OSError, ValueError) as error:
-        parser.error(f"--init-from {args.init_from}: {error}")
+        raise UsageError(f"--init-from {args.init_from}: {error}") from None
     given = getattr(args, "given_flags", set())
+    field_flags = _flags_module(bundle_class.application).FIELD_FLAGS
     conflicts = []
     for field in dataclasses.fields(wanted):
         name = field.name
         if name in FINE_TUNING_FIELDS:
             continue
-        flags = (name, *FIELD_FLAGS.get(name, ()))
+        flags = (name, *field_flags.get(name, ()))
         mine, theirs = getattr(wanted, name), getattr(bundle.config, name)
         if mine != theirs and given & set(flags):
             conflicts.append(f"{name} is {theirs!r} there, {mine!r} here")
     if conflicts:
-        parser.error(
+        raise UsageError(
             f"--init-from {args.init_from} keeps the model's sizes and "
             f"vocabularies: {'; '.join(conflicts)}. Leave those flags out."
         )
@@ -268,9 +271,11 @@ def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
 
 @contextlib.contextmanager
 def usage_errors(parser):
-    """Reports a `ValueError` or `OSError` raised inside (a bad `--data`
-    file, a flag value a loader rejects) as the command's usage error: one
-    line naming the input, exit code 2, no traceback. An `OSError` about
+    """Reports a `UsageError`, `ValueError` or `OSError` raised inside (a
+    flag value no run can use, a bad `--data` file, a value a loader
+    rejects) as the command's usage error, `parser.error`: one line
+    naming the input, exit code 2, no traceback. The one place below a
+    command's `main` that calls `parser.error`. An `OSError` about
     a path reads `PATH: what` (`describe_os_error`), with the flag in
     front when the path is a flag's value (`--data PATH: a folder, not
     a file`)."""
@@ -302,12 +307,11 @@ def _path_flag(parser, path):
 FEW_EXAMPLES = 100
 
 
-def check_splits(parser, source, noun, counts, fractions=None, hint=None):
-    """A usage error (exit 2) before any training unless every split the
-    run uses holds an example.
+def check_splits(source, noun, counts, fractions=None, hint=None):
+    """A `UsageError` before any training unless every split the run
+    uses holds an example.
 
     Args:
-        parser: the command's `argparse.ArgumentParser`.
         source: str, where the examples come from (the `--data` path, or
             "the generated data").
         noun: str, what is counted, plural ("pairs", "images").
@@ -349,15 +353,14 @@ def check_splits(parser, source, noun, counts, fractions=None, hint=None):
     if advice:
         advice = "; ".join(advice)
         message += f" {advice[0].upper()}{advice[1:]}."
-    parser.error(message)
+    raise UsageError(message)
 
 
-def check_fraction_splits(parser, args, source, noun, splits):
+def check_fraction_splits(args, source, noun, splits):
     """`check_splits` of `splits`, `(train, validation, test)`, for a run
     whose validation and test splits are `--validation-fraction` and
     `--test-fraction` of the examples (no validation at fraction 0)."""
     check_splits(
-        parser,
         source,
         noun,
         split_counts(*splits, args.validation_fraction > 0),
@@ -416,8 +419,8 @@ def jit_compile_option(flag):
     return JIT_COMPILE_CHOICES[flag]
 
 
-def check_export_folder(parser, export, application):
-    """A usage error, before training, unless `--export` names a folder
+def check_export_folder(export, application):
+    """A `UsageError`, before training, unless `--export` names a folder
     of `application`'s versions (or a new one): not a file, not one
     version, not another application's model (TF Serving serves a
     folder's highest version as one model)."""
@@ -425,13 +428,13 @@ def check_export_folder(parser, export, application):
 
     if not export or not os.path.exists(export):
         return
-    flag_checks.check_export_path(parser, export, application)
+    flag_checks.check_export_path(export, application)
     for name in sorted(os.listdir(export)):
         if not name.isdigit():
             continue
         other = serving.exported_application(os.path.join(export, name))
         if other not in (None, application):
-            parser.error(
+            raise UsageError(
                 f"--export {export} holds version {name} of a {other} "
                 f"model: export {application} models to a folder of their "
                 f"own (e.g. saved_models/{application})"

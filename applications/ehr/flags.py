@@ -10,6 +10,10 @@ from applications.common.flag_checks import FlagParser
 from applications.ehr.options import ENCODERS
 from applications.ehr.record_flags import add_record_arguments
 
+# Config field -> the flags (dests) other than its own name that set it
+# (`--init-from` refuses one given with another value than the model's).
+FIELD_FLAGS = {}
+
 
 def parser():
     parser = FlagParser(

@@ -142,10 +142,9 @@ def main(argv=None):
     from applications.ehr.risk_model import RiskModel
 
     parser = flags.parser()
-    args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
+        args, strategy = train_flags.parse_flags(parser, argv)
         _config(args, not args.data)  # a bad value, before any data is read
-    with train_flags.usage_errors(parser):
         records, synthetic = load_records(args)
         train, validation, test = data.split_patients(
             records,
@@ -153,33 +152,32 @@ def main(argv=None):
             args.test_fraction,
             seed=args.seed,
         )
-    print(
-        f"{len(train)} train, {len(validation)} validation, {len(test)} "
-        f"test patients; train labels {train.label_counts()}"
-    )
-    train_flags.check_fraction_splits(
-        parser,
-        args,
-        args.data or "the synthetic patients",
-        "patients",
-        (train, validation, test),
-    )
+        print(
+            f"{len(train)} train, {len(validation)} validation, "
+            f"{len(test)} test patients; train labels "
+            f"{train.label_counts()}"
+        )
+        train_flags.check_fraction_splits(
+            args,
+            args.data or "the synthetic patients",
+            "patients",
+            (train, validation, test),
+        )
 
-    def create():
-        config = _config(args, synthetic is not None)
-        if config.use_notes and not any(note.strip() for note in train.notes):
-            print("The training records have no notes: events only.")
-            config = config.replace(use_notes=False)
-        return RiskModel(config, strategy=strategy)
+        def create():
+            config = _config(args, synthetic is not None)
+            if config.use_notes and not any(n.strip() for n in train.notes):
+                print("The training records have no notes: events only.")
+                config = config.replace(use_notes=False)
+            return RiskModel(config, strategy=strategy)
 
-    risk_model = train_flags.start_run(
-        RiskModel,
-        parser,
-        args,
-        strategy,
-        create,
-        config=lambda: _config(args, synthetic is not None),
-    )
+        risk_model = train_flags.start_run(
+            RiskModel,
+            args,
+            strategy,
+            create,
+            config=lambda: _config(args, synthetic is not None),
+        )
     if not train_flags.fit_run(risk_model, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {risk_model.model.count_params():,}")

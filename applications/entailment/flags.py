@@ -9,6 +9,13 @@ from applications.common import train_flags
 from applications.common.flag_checks import FlagParser
 from applications.entailment import data
 
+# Config field -> the flags (dests) other than its own name that set it
+# (`--init-from` refuses one given with another value than the model's).
+FIELD_FLAGS = {
+    "attention": ("no_attention",),
+    "trainable_embeddings": ("fixed_embeddings",),
+}
+
 
 def parser():
     parser = FlagParser(

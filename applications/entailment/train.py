@@ -18,6 +18,7 @@ import os
 
 from applications.common import packaged_vectors
 from applications.common import train_flags
+from applications.common.flag_checks import UsageError
 from applications.entailment import data
 from applications.entailment import flags
 from applications.entailment.config import EntailmentConfig
@@ -132,8 +133,8 @@ def load_splits(args, format):
     return train, validation, test
 
 
-def check_splits(parser, args, format, train, validation, test):
-    """A usage error unless every split the run uses holds a pair (see
+def check_splits(args, format, train, validation, test):
+    """A `UsageError` unless every split the run uses holds a pair (see
     `train_flags.check_splits`)."""
     fraction = ("--validation-fraction", args.validation_fraction)
     source, fractions, hint = args.data, {"validation": fraction}, None
@@ -147,7 +148,6 @@ def check_splits(parser, args, format, train, validation, test):
     else:  # the test split is cut like the validation split
         fractions["test"] = fraction
     train_flags.check_splits(
-        parser,
         source,
         "pairs",
         train_flags.split_counts(
@@ -189,52 +189,49 @@ def main(argv=None):
     from applications.entailment.classifier import EntailmentClassifier
 
     parser = flags.parser()
-    args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
+        args, strategy = train_flags.parse_flags(parser, argv)
         try:
             _config(args, not args.data)  # a bad value, before the data
         except ImportError as error:  # a missing extra: a usage error
             raise ValueError(str(error)) from None
-    with train_flags.usage_errors(parser):
         format = data_format(args)
-    if format not in (None, *SPLIT_FORMATS) and (
-        args.train_split or args.test_split
-    ):
-        parser.error(
-            f"--train-split/--test-split apply to folders of split files and "
-            f"SICK, not to {format!r} files"
-        )
-    with train_flags.usage_errors(parser):
-        train, validation, test = load_splits(args, format)
-    print(
-        f"{len(train)} train, {len(validation)} validation, {len(test)} "
-        f"test pairs; train labels {train.label_counts()}"
-    )
-    check_splits(parser, args, format, train, validation, test)
-    run_dir = args.run_dir
-
-    def create():
-        try:
-            classifier = EntailmentClassifier(
-                _config(args, not args.data), strategy=strategy
+        if format not in (None, *SPLIT_FORMATS) and (
+            args.train_split or args.test_split
+        ):
+            raise UsageError(
+                f"--train-split/--test-split apply to folders of split files "
+                f"and SICK, not to {format!r} files"
             )
-            vectors, note = word_vectors(args)
-            if note:
-                print(note)
-            if vectors:
-                print(classifier.use_word_vectors(vectors, train))
-        except ImportError as error:  # a missing extra: a usage error
-            raise ValueError(str(error)) from None
-        return classifier
+        train, validation, test = load_splits(args, format)
+        print(
+            f"{len(train)} train, {len(validation)} validation, "
+            f"{len(test)} test pairs; train labels {train.label_counts()}"
+        )
+        check_splits(args, format, train, validation, test)
 
-    classifier = train_flags.start_run(
-        EntailmentClassifier,
-        parser,
-        args,
-        strategy,
-        create,
-        config=lambda: _config(args, not args.data),
-    )
+        def create():
+            try:
+                classifier = EntailmentClassifier(
+                    _config(args, not args.data), strategy=strategy
+                )
+                vectors, note = word_vectors(args)
+                if note:
+                    print(note)
+                if vectors:
+                    print(classifier.use_word_vectors(vectors, train))
+            except ImportError as error:  # a missing extra: a usage error
+                raise ValueError(str(error)) from None
+            return classifier
+
+        classifier = train_flags.start_run(
+            EntailmentClassifier,
+            args,
+            strategy,
+            create,
+            config=lambda: _config(args, not args.data),
+        )
+    run_dir = args.run_dir
     if not train_flags.fit_run(classifier, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {classifier.model.count_params():,}")

@@ -22,6 +22,8 @@ import sys
 
 import numpy as np
 
+from applications.common.flag_checks import UsageError
+
 # Pairs scored: enough for a clear average, a single small batch.
 SAMPLE_PAIRS = 200
 # An `[UNK]` piece counts as this many pieces: a word the vocabulary cannot
@@ -195,8 +197,8 @@ def direction_problem(source_tokenizer, target_tokenizer, pairs, args):
     )
 
 
-def check_columns(parser, args, translator, pairs):
-    """Before training on `--data`: with `--init-from`, a usage error
+def check_columns(args, translator, pairs):
+    """Before training on `--data`: with `--init-from`, a `UsageError`
     when the pairs run against the model or hold ids, a warning on stderr
     when a column reads like neither of its languages
     (`direction_problem`); from scratch, a warning for a column of ids."""
@@ -210,7 +212,7 @@ def check_columns(parser, args, translator, pairs):
             args,
         )
         if refuse:
-            parser.error(problem)
+            raise UsageError(problem)
         if problem:
             print(f"warning: {problem}", file=sys.stderr)
         return

@@ -10,6 +10,13 @@ from applications.common.flag_checks import FlagParser
 from applications.translation.options import ATTENTIONS
 from applications.translation.options import MODELS
 
+# Config field -> the flags (dests) other than its own name that set it
+# (`--init-from` refuses one given with another value than the model's).
+FIELD_FLAGS = {
+    "source_vocabulary_size": ("vocabulary_size",),
+    "target_vocabulary_size": ("vocabulary_size",),
+}
+
 
 def parser():
     parser = FlagParser(

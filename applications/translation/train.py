@@ -72,10 +72,9 @@ def main(argv=None):
     from applications.translation.translator import Translator
 
     parser = flags.parser()
-    args, strategy = train_flags.parse_flags(parser, argv)
     with train_flags.usage_errors(parser):
+        args, strategy = train_flags.parse_flags(parser, argv)
         _config(args, not args.data)  # a bad value, before any data is read
-    with train_flags.usage_errors(parser):
         pairs, synthetic = _load_pairs(args)
         train, validation, test = data.split_pairs(
             pairs,
@@ -84,29 +83,27 @@ def main(argv=None):
             seed=args.seed,
             group_by="source",
         )
-    print(
-        f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
-        f"validation, {len(test)} test"
-    )
-    train_flags.check_fraction_splits(
-        parser,
-        args,
-        args.data or "the generated pairs",
-        "pairs",
-        (train, validation, test),
-    )
+        print(
+            f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
+            f"validation, {len(test)} test"
+        )
+        train_flags.check_fraction_splits(
+            args,
+            args.data or "the generated pairs",
+            "pairs",
+            (train, validation, test),
+        )
+        translator = train_flags.start_run(
+            Translator,
+            args,
+            strategy,
+            lambda: Translator(
+                _config(args, synthetic is not None), strategy=strategy
+            ),
+            config=lambda: _config(args, synthetic is not None),
+        )
+        direction.check_columns(args, translator, pairs)
     run_dir = args.run_dir
-    translator = train_flags.start_run(
-        Translator,
-        parser,
-        args,
-        strategy,
-        lambda: Translator(
-            _config(args, synthetic is not None), strategy=strategy
-        ),
-        config=lambda: _config(args, synthetic is not None),
-    )
-    direction.check_columns(parser, args, translator, pairs)
     if not train_flags.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
 

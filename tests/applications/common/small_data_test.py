@@ -65,9 +65,8 @@ def test_an_empty_split_is_refused_before_training(app, case, tmp_path, capsys):
 
 def test_the_error_says_how_many_examples_a_fraction_needs(capsys):
     parser = cli._parser()
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit), train_flags.usage_errors(parser):
         train_flags.check_splits(
-            parser,
             "p.tsv",
             "pairs",
             {"train": 12, "validation": 1, "test": 0},
@@ -82,7 +81,7 @@ def test_the_error_says_how_many_examples_a_fraction_needs(capsys):
 def test_a_split_left_out_on_purpose_is_not_checked():
     counts = train_flags.split_counts([1, 2], [], [3], validation_used=False)
     assert counts == {"train": 2, "test": 1}
-    train_flags.check_splits(cli._parser(), "p.tsv", "pairs", counts)
+    train_flags.check_splits("p.tsv", "pairs", counts)
 
 
 @pytest.mark.parametrize("count, shown", [(7, True), (100, False)])

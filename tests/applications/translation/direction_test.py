@@ -222,14 +222,14 @@ def test_an_id_column_warns_when_training_from_scratch(capsys):
     id_spa = [(id_, spa) for id_, (_, spa) in zip(IDS, PAIRS)]
     args = _args()
     args.init_from = None
-    direction.check_columns(None, args, None, id_spa)
+    direction.check_columns(args, None, id_spa)
     assert capsys.readouterr().err == (
         "warning: --data mine.tsv: column 0 (--source-column) holds ids, not "
         "sentences (e.g. '4000'); give --source-column N for the sentences "
         "the model reads and --target-column N for their translations "
         "(0-based)\n"
     )
-    direction.check_columns(None, args, None, PAIRS)
+    direction.check_columns(args, None, PAIRS)
     assert capsys.readouterr().err == ""
 
 
