@@ -29,8 +29,9 @@ class Captioner(SavedBundle):
 
     Images are float arrays `(N, S, S, 3)` with values in `[0, 1]` (see
     `applications.captioning.data.load_images` and `read_image`), already
-    at the config's `image_size`. `fit` learns a WordPiece vocabulary from
-    the training captions, builds `build_captioner` from the config and
+    at the config's `image_size`. `fit(images, captions, validation)`
+    (`validation`: `(images, captions)`) learns a WordPiece vocabulary
+    from the training captions, builds `build_captioner` from the config and
     trains it with teacher forcing on `(image, caption)` pairs (with a
     frozen encoder and no augmentation, on each image's features,
     computed once: `caches_features`);
@@ -217,39 +218,10 @@ class Captioner(SavedBundle):
             .prefetch(tf.data.AUTOTUNE)
         )
 
-    def fit(
-        self,
-        images,
-        captions,
-        validation=None,
-        epochs=None,
-        checkpoint_dir=None,
-        callbacks=(),
-        verbose="auto",
-        initial_epoch=0,
-        patience=None,
-    ):
-        """Trains on images and their captions; returns the History.
-
-        `validation` is an optional `(images, captions)` tuple. With
-        `checkpoint_dir`, the vocabulary and config are saved there first,
-        weights are checkpointed every epoch and an interrupted run
-        restarted with the same directory resumes from its last epoch.
-        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had). With `patience`,
-        training stops once the validation loss has not improved for that
-        many epochs and keeps the best epoch's weights.
-        """
-        return self.fit_examples(
-            (images, captions),
-            validation,
-            epochs,
-            checkpoint_dir,
-            callbacks,
-            verbose,
-            initial_epoch=initial_epoch,
-            patience=patience,
-        )
+    def fit(self, images, captions, validation=None, **options):
+        """`SavedBundle.fit` on `(images, captions)`: its `train` given as
+        two arguments; `validation` is an `(images, captions)` tuple."""
+        return super().fit((images, captions), validation, **options)
 
     def ensure_vocabularies(self, examples):
         """`examples`: `(images, captions)`."""

@@ -53,8 +53,9 @@ class SavedBundle:
     says in `input_limits` where its export cuts inputs. It is built as
     `cls(config, strategy=strategy, **tokenizers)`, calls
     `SavedBundle.__init__` first, and writes `make_model` and
-    `compile_arguments` (for `build`), the hooks of `fit_examples`,
-    `make_adapter` (bundles that generate tokens) and `clear_compiled`.
+    `compile_arguments` (for `build`), the hooks of `fit` (its own class
+    docstring says what `fit` takes), `make_adapter` (bundles that
+    generate tokens) and `clear_compiled`.
     """
 
     application = None
@@ -64,8 +65,8 @@ class SavedBundle:
     tokenizer_dirs = {"tokenizer": "vocabulary"}
     clipnorm = 5.0  # of the Adam optimizer `build` compiles with
     strategy = None
-    # The epochs the weights have had when a run starts (`start_run`:
-    # a finished run's), where `fit_run` resumes training.
+    # The epochs the weights have had when a run starts
+    # (`run_folder.start`: a finished run's), where `fit_run` resumes.
     initial_epoch = 0
 
     def __init__(self, config=None, model=None, strategy=None):
@@ -158,7 +159,11 @@ class SavedBundle:
                     self.build()
         return self.model
 
-    # -- hooks of `fit_examples` -----------------------------------------
+    # -- hooks of `fit` -------------------------------------------------
+
+    def as_examples(self, given):
+        """The examples `fit` trains on, from what its caller gave."""
+        return given
 
     def check_examples(self, examples):
         """A `TypeError` unless `examples` is an `examples_class` (when
@@ -227,30 +232,41 @@ class SavedBundle:
             jit_compile=jit_compile,
         )
 
-    def fit_examples(
+    def fit(
         self,
         train,
-        validation,
-        epochs,
-        checkpoint_dir,
-        callbacks,
-        verbose,
-        argument="train",
+        validation=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
         initial_epoch=0,
         patience=None,
     ):
-        """The body of every bundle's `fit`; returns the History.
+        """Trains on the examples `train` (of the type the bundle's class
+        docstring gives), validating on `validation` (the same type; None
+        or empty: none); returns the History.
 
-        Checks `train` (`check_examples`, and not empty: else a
-        `ValueError` naming `argument`), learns the vocabularies
+        Checks `train` (`as_examples`, `check_examples`, and not empty:
+        else a `ValueError`), learns the vocabularies
         (`ensure_vocabularies`), builds the model (`ensure_model`) and
         trains on `training_dataset(train)`, validating on
-        `validation_dataset(validation)` unless `validation` is None or
-        empty (`fit_datasets`); then `clear_compiled`.
+        `validation_dataset(validation)` (`fit_datasets`); then
+        `clear_compiled`. With `checkpoint_dir`, the vocabularies and
+        config are saved there first, the weights every epoch
+        (`model.weights.h5`), and an interrupted run restarted with the
+        same `checkpoint_dir` resumes from its last finished epoch.
+        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
+        epoch, and the epochs the weights already had). With `patience`,
+        training stops once the validation loss has not improved for that
+        many epochs and keeps the best epoch's weights.
         """
+        train = self.as_examples(train)
+        if validation is not None:
+            validation = self.as_examples(validation)
         self.check_examples(train)
         if not len(train):
-            raise ValueError(f"`{argument}` is empty.")
+            raise ValueError("`train` is empty.")
         self.ensure_vocabularies(train)
         self.ensure_model()
         validation_data = None
@@ -446,23 +462,6 @@ class SavedBundle:
         bundle.restoring = True
         bundle.ensure_model()
         return bundle
-
-    @classmethod
-    def start_run(
-        cls,
-        run_dir,
-        strategy,
-        create,
-        precision_flag=None,
-        overwrite=False,
-    ):
-        """The bundle an `attention-zoo train APP` run trains, by what
-        `run_dir` holds: an interrupted run resumed, a finished one gone
-        on with, else `create()` (see `run_folder.start`; a refusal is a
-        `UsageError`)."""
-        return run_folder.start(
-            cls, run_dir, strategy, create, precision_flag, overwrite
-        )
 
     @classmethod
     def from_export(cls, directory, strategy=None):

@@ -177,10 +177,12 @@ def start_run(bundle_class, args, strategy, create, config=None):
     there, the finished run's (same flags; more `--epochs` train on),
     else `create()` (with `--init-from`, the export's bundle instead,
     `init_from`; `config()` is the config the flags ask for), at the
-    `--precision` (see `SavedBundle.start_run`; a bad config value, a
+    `--precision` (see `run_folder.start`; a bad config value, a
     `--run-dir` that is a file, a finished run of other flags without
     `--overwrite`, or an `--export` folder of another model
     (`check_export_folder`) is a `UsageError`)."""
+    from applications.common import run_folder
+
     if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
         raise UsageError(f"--run-dir {args.run_dir}: a file, not a folder")
     check_export_folder(args.export, bundle_class.application)
@@ -189,7 +191,8 @@ def start_run(bundle_class, args, strategy, create, config=None):
         create = lambda: init_from(  # noqa: E731
             bundle_class, args, strategy, wanted
         )
-    return bundle_class.start_run(
+    return run_folder.start(
+        bundle_class,
         args.run_dir,
         strategy,
         create,

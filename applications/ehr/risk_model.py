@@ -46,12 +46,13 @@ __all__ = [
 class RiskModel(SavedBundle):
     """Patient records in; risk, attended events and note words out.
 
-    `fit` builds the code vocabulary, the value scaler and the note
-    tokenizer from the training records (unless given), builds
-    `build_risk_model` from the config and trains it, with balanced class
-    weights when `config.class_weighting`; `predict` returns the risks and,
-    per patient, the most attended events and note words; `evaluate`
-    reports AUROC, AUPRC, the Brier score and calibration bins.
+    `fit(train, validation)` takes `PatientRecords`: it builds the code
+    vocabulary, the value scaler and the note tokenizer from the training
+    records (unless given), builds `build_risk_model` from the config and
+    trains it, with balanced class weights when `config.class_weighting`;
+    `predict` returns the risks and, per patient, the most attended events and
+    note words; `evaluate` reports AUROC, AUPRC, the Brier score and
+    calibration bins.
 
     A record is read up to its prediction time only (the data layer drops
     later rows), its last `config.max_events` events and last
@@ -257,40 +258,6 @@ class RiskModel(SavedBundle):
                 reshuffle_each_iteration=True,
             )
         return data.batch(self.global_batch_size).prefetch(tf.data.AUTOTUNE)
-
-    def fit(
-        self,
-        train_records,
-        validation_records=None,
-        epochs=None,
-        checkpoint_dir=None,
-        callbacks=(),
-        verbose="auto",
-        initial_epoch=0,
-        patience=None,
-    ):
-        """Trains on `PatientRecords`; returns the History.
-
-        With `checkpoint_dir`, the assets and config are saved there first,
-        weights are checkpointed every epoch, and an interrupted run
-        restarted with the same `checkpoint_dir` resumes from its last
-        finished epoch.
-        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had). With `patience`,
-        training stops once the validation loss has not improved for that
-        many epochs and keeps the best epoch's weights.
-        """
-        return self.fit_examples(
-            train_records,
-            validation_records,
-            epochs,
-            checkpoint_dir,
-            callbacks,
-            verbose,
-            argument="train_records",
-            initial_epoch=initial_epoch,
-            patience=patience,
-        )
 
     def ensure_vocabularies(self, examples):
         self.ensure_assets(examples)

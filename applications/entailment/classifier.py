@@ -24,12 +24,13 @@ logger = logging.getLogger(__name__)
 class EntailmentClassifier(SavedBundle):
     """Premise / hypothesis strings in; label, probabilities, alignment out.
 
-    `fit` learns a WordPiece vocabulary from the training sentences (unless
-    a tokenizer is given), builds `build_decomposable_attention` from the
-    config and trains it; `predict` returns labels, probabilities and the
-    premise-to-hypothesis alignment; `evaluate` reports accuracy, per-class
-    precision and recall and the confusion matrix; `export` writes a
-    SavedModel that takes and returns strings.
+    `fit(train, validation)` takes `EntailmentExamples`: it learns a WordPiece
+    vocabulary from the training sentences (unless a tokenizer is given),
+    builds `build_decomposable_attention` from the config and trains it;
+    `predict` returns labels, probabilities and the premise-to-hypothesis
+    alignment; `evaluate` reports accuracy, per-class precision and recall and
+    the confusion matrix; `export` writes a SavedModel that takes and returns
+    strings.
 
     Args:
         config: an `EntailmentConfig`. Defaults to `EntailmentConfig()`.
@@ -198,40 +199,6 @@ class EntailmentClassifier(SavedBundle):
                 num_parallel_calls=tf.data.AUTOTUNE,
             )
             .prefetch(tf.data.AUTOTUNE)
-        )
-
-    def fit(
-        self,
-        train_examples,
-        validation_examples=None,
-        epochs=None,
-        checkpoint_dir=None,
-        callbacks=(),
-        verbose="auto",
-        initial_epoch=0,
-        patience=None,
-    ):
-        """Trains on `EntailmentExamples`; returns the History.
-
-        With `checkpoint_dir`, the vocabulary and config are saved there
-        first, weights are checkpointed every epoch, and an interrupted run
-        restarted with the same `checkpoint_dir` resumes from its last
-        finished epoch.
-        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had). With `patience`,
-        training stops once the validation loss has not improved for that
-        many epochs and keeps the best epoch's weights.
-        """
-        return self.fit_examples(
-            train_examples,
-            validation_examples,
-            epochs,
-            checkpoint_dir,
-            callbacks,
-            verbose,
-            argument="train_examples",
-            initial_epoch=initial_epoch,
-            patience=patience,
         )
 
     def ensure_vocabularies(self, examples):

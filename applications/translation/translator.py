@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 class Translator(SavedBundle):
     """A trainable, exportable translator for plain strings.
 
-    `fit` learns WordPiece vocabularies from the training pairs (unless
+    `fit(train, validation)` takes `(source, target)` string pairs: it
+    learns WordPiece vocabularies from the training pairs (unless
     tokenizers are given), builds the model named by the config and trains
     it with teacher forcing; `translate` runs greedy or beam search compiled
     whole with XLA (`attention_zoo.decoding.decode` over the model's
@@ -143,39 +144,9 @@ class Translator(SavedBundle):
             length_multiple=8 if keras.backend.backend() == "jax" else None,
         )
 
-    def fit(
-        self,
-        train_pairs,
-        validation_pairs=None,
-        epochs=None,
-        checkpoint_dir=None,
-        callbacks=(),
-        verbose="auto",
-        initial_epoch=0,
-        patience=None,
-    ):
-        """Trains on `(source, target)` string pairs; returns the History.
-
-        With `checkpoint_dir`, the tokenizers and config are saved there
-        first, weights are checkpointed every epoch (`model.weights.h5`),
-        and an interrupted run restarted with the same `checkpoint_dir`
-        resumes from its last finished epoch (`BackupAndRestore`).
-        `epochs` and `initial_epoch` are `keras.Model.fit`'s (the last
-        epoch, and the epochs the weights already had). With `patience`,
-        training stops once the validation loss has not improved for that
-        many epochs and keeps the best epoch's weights.
-        """
-        return self.fit_examples(
-            list(train_pairs),
-            list(validation_pairs or ()),
-            epochs,
-            checkpoint_dir,
-            callbacks,
-            verbose,
-            argument="train_pairs",
-            initial_epoch=initial_epoch,
-            patience=patience,
-        )
+    def as_examples(self, given):
+        """`given` pairs as a list (`fit` reads them more than once)."""
+        return list(given)
 
     def ensure_vocabularies(self, pairs):
         self._ensure_tokenizers(pairs)
