@@ -14,7 +14,7 @@ from applications.captioning.model import decoder_model
 from applications.captioning.model import encoder_is_trainable
 from applications.captioning.model import encoder_model
 from applications.common import distribute
-from applications.common.bundle import SavedBundle
+from applications.common.generating_bundle import GeneratingBundle
 from applications.common.hypotheses import hypothesis_arrays
 from applications.common.hypotheses import per_input
 from applications.common.hypotheses import return_value
@@ -24,7 +24,7 @@ from applications.common.wordpiece import SubwordTokenizer
 from attention_zoo.decoding import searches
 
 
-class Captioner(SavedBundle):
+class Captioner(GeneratingBundle):
     """Images in; captions out, with a heatmap per word.
 
     Images are float arrays `(N, S, S, 3)` with values in `[0, 1]` (see

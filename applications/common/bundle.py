@@ -29,11 +29,8 @@ from applications.common import run_folder
 from applications.common import run_lock
 from applications.common import training
 from applications.common.early_stopping import RunEarlyStopping
-from applications.common.wordpiece import END_ID
-from applications.common.wordpiece import START_ID
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
-from attention_zoo import decoding
 from attention_zoo.export import resolve_jit_compile
 from attention_zoo.export import save_export
 from attention_zoo.export.atomic_file import atomic_files
@@ -54,8 +51,8 @@ class SavedBundle:
     `cls(config, strategy=strategy, **tokenizers)`, calls
     `SavedBundle.__init__` first, and writes `make_model` and
     `compile_arguments` (for `build`), the hooks of `fit` (its own class
-    docstring says what `fit` takes), `make_adapter` (bundles that
-    generate tokens) and `clear_compiled`.
+    docstring says what `fit` takes) and `clear_compiled`; a bundle that
+    generates tokens is a `GeneratingBundle`.
     """
 
     application = None
@@ -195,42 +192,6 @@ class SavedBundle:
         `fit`): the decoding adapter, which caches the compiled searches.
         A bundle caching more extends it."""
         self._adapter = None
-
-    def make_adapter(self):
-        """The model's `attention_zoo.decoding.DecodingAdapter`: written by
-        the bundles that generate tokens."""
-        raise NotImplementedError(
-            f"{type(self).__name__} does not generate tokens: it has no "
-            "decoding adapter."
-        )
-
-    @property
-    def adapter(self):
-        """`make_adapter()`, made once per model and kept until
-        `clear_compiled`: it caches the compiled searches."""
-        self.require_model()
-        if self._adapter is None or self._adapter.model is not self.model:
-            self._adapter = self.make_adapter()
-        return self._adapter
-
-    def search_decode(
-        self, inputs, max_length, jit_compile, search, seed, **options
-    ):
-        """The body of a generating bundle's `decode`: `decoding.decode`
-        of `inputs` over `adapter`, from START to END in `max_length`
-        steps, with `search` or its loose `options` (resolved by the
-        bundle's `search_defaults`, an
-        `attention_zoo.decoding.searches.SearchDefaults`)."""
-        return decoding.decode(
-            self.adapter,
-            inputs,
-            self.search_defaults.resolve(search, **options),
-            start_id=START_ID,
-            end_id=END_ID,
-            max_length=max_length,
-            seed=seed,
-            jit_compile=jit_compile,
-        )
 
     def fit(
         self,

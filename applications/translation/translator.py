@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from applications.common import text_limits
-from applications.common.bundle import SavedBundle
+from applications.common.generating_bundle import GeneratingBundle
 from applications.common.hypotheses import hypothesis_arrays
 from applications.common.hypotheses import per_input
 from applications.common.hypotheses import return_value
@@ -24,7 +24,7 @@ from attention_zoo.decoding import searches
 logger = logging.getLogger(__name__)
 
 
-class Translator(SavedBundle):
+class Translator(GeneratingBundle):
     """A trainable, exportable translator for plain strings.
 
     `fit(train, validation)` takes `(source, target)` string pairs: it

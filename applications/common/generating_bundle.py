@@ -1,0 +1,53 @@
+"""`GeneratingBundle`: a bundle whose model generates tokens with a search."""
+
+from applications.common.bundle import SavedBundle
+from applications.common.wordpiece import END_ID
+from applications.common.wordpiece import START_ID
+from attention_zoo import decoding
+
+
+class GeneratingBundle(SavedBundle):
+    """A `SavedBundle` that decodes: the translator and the captioner.
+
+    A subclass writes `make_adapter` (its model's
+    `attention_zoo.decoding.DecodingAdapter`) and sets `search_defaults`
+    (an `attention_zoo.decoding.searches.SearchDefaults`: its default
+    search and how its loose decoding options read); its `decode` calls
+    `search_decode`.
+    """
+
+    search_defaults = None
+
+    def make_adapter(self):
+        """The model's `attention_zoo.decoding.DecodingAdapter`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must write `make_adapter`."
+        )
+
+    @property
+    def adapter(self):
+        """`make_adapter()`, made once per model and kept until
+        `clear_compiled`: it caches the compiled searches."""
+        self.require_model()
+        if self._adapter is None or self._adapter.model is not self.model:
+            self._adapter = self.make_adapter()
+        return self._adapter
+
+    def search_decode(
+        self, inputs, max_length, jit_compile, search, seed, **options
+    ):
+        """The body of a generating bundle's `decode`: `decoding.decode`
+        of `inputs` over `adapter`, from START to END in `max_length`
+        steps, with `search` or its loose `options` (resolved by the
+        bundle's `search_defaults`, an
+        `attention_zoo.decoding.searches.SearchDefaults`)."""
+        return decoding.decode(
+            self.adapter,
+            inputs,
+            self.search_defaults.resolve(search, **options),
+            start_id=START_ID,
+            end_id=END_ID,
+            max_length=max_length,
+            seed=seed,
+            jit_compile=jit_compile,
+        )
