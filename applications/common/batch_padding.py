@@ -4,7 +4,7 @@ Keras on JAX compiles one training step per batch shape. Padding each
 batch to its longest sequence gives nearly one shape per batch, each a new
 compilation; padding up to a multiple of a few tokens (at most the
 config's `max_length`) gives a handful. TensorFlow ops, so that it runs
-inside `tf.data` maps on every backend (`attention_zoo.decoding.buckets`
+inside `tf.data` maps on every backend (`attention_zoo.buckets`
 does the same in `keras.ops` for compiled decoding).
 """
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from applications.common.wordpiece import RESERVED_TOKENS
 from applications.common.wordpiece import SUFFIX_INDICATOR
-from attention_zoo.decoding.buckets import bucket_length
+from attention_zoo.buckets import bucket_length
 
 # How many single-token words of the vocabulary the texts cycle through.
 _WORDS = 50

@@ -25,7 +25,7 @@ from applications.ehr.encoding import EVENT_PAD_ID
 from applications.ehr.encoding import LENGTH_MULTIPLE
 from applications.ehr.encoding import OOV_ID
 from applications.ehr.model import attention_model
-from attention_zoo.decoding import buckets
+from attention_zoo import buckets
 from attention_zoo.export import ServingModule
 
 # The most hours between an event and the prediction time the model sees

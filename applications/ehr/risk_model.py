@@ -23,7 +23,7 @@ from applications.ehr.metrics import calibration_bins
 from applications.ehr.model import attention_model
 from applications.ehr.model import build_risk_model
 from applications.ehr.records import PatientRecords
-from attention_zoo.decoding import buckets
+from attention_zoo import buckets
 
 CODE_VOCABULARY_FILE = "codes.txt"
 SCALER_FILE = "value_scaler.json"
@@ -279,7 +279,7 @@ class RiskModel(SavedBundle):
     def predict_function(self):
         """`inputs -> {"risk", "event_attention"[, "note_attention"]}`,
         compiled with XLA; the batch is padded to a bucketed size (see
-        `attention_zoo.decoding.buckets`) so XLA compiles for few shapes."""
+        `attention_zoo.buckets`) so XLA compiles for few shapes."""
         if self._explainer is None:
             explainer = attention_model(self.require_model())
             compiled = compiled_call(explainer)

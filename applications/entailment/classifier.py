@@ -16,7 +16,7 @@ from applications.entailment.examples import LABELS
 from applications.entailment.examples import EntailmentExamples
 from applications.entailment.model import alignment_model
 from applications.entailment.model import build_decomposable_attention
-from attention_zoo.decoding import buckets
+from attention_zoo import buckets
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +216,7 @@ class EntailmentClassifier(SavedBundle):
 
         Both are PAD-filled to one bucketed shape first (the longer one's
         length rounded up to a multiple of `length_multiple`, see
-        `attention_zoo.decoding.buckets`), so XLA compiles for a few shapes.
+        `attention_zoo.buckets`), so XLA compiles for a few shapes.
         The dict has `probabilities` `(B, 3)` and, for attention models,
         `alignment` `(B, m, n)`.
         """

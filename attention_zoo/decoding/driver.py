@@ -12,8 +12,8 @@ retraces.
 import keras
 from keras import ops
 
+from attention_zoo import buckets
 from attention_zoo.checks import check_positive_int
-from attention_zoo.decoding import buckets
 from attention_zoo.decoding import sampling as sampling_lib
 from attention_zoo.decoding import searches
 from attention_zoo.decoding.adapter import step_function

@@ -18,7 +18,7 @@ from tensorflow_serving.apis import prediction_log_pb2
 from applications import zoo
 from applications.common.wordpiece import SubwordTokenizer
 from applications.ehr.encoding import LENGTH_MULTIPLE as EHR_MULTIPLE
-from attention_zoo.decoding.buckets import bucket_length
+from attention_zoo.buckets import bucket_length
 from attention_zoo.export import MAX_WARMUP_RECORDS
 from attention_zoo.export import WARMUP_FILE
 from attention_zoo.export import read_warmup_requests

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from keras import ops
 
-from attention_zoo.decoding.buckets import bucket_batch_size
-from attention_zoo.decoding.buckets import bucket_length
-from attention_zoo.decoding.buckets import pad_to_buckets
-from attention_zoo.decoding.buckets import unpad
+from attention_zoo.buckets import bucket_batch_size
+from attention_zoo.buckets import bucket_length
+from attention_zoo.buckets import pad_to_buckets
+from attention_zoo.buckets import unpad
 from tests.support.layer_checks import to_numpy
 
 
