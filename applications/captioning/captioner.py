@@ -218,10 +218,30 @@ class Captioner(GeneratingBundle):
             .prefetch(tf.data.AUTOTUNE)
         )
 
-    def fit(self, images, captions, validation=None, **options):
+    def fit(
+        self,
+        images,
+        captions,
+        validation=None,
+        epochs=None,
+        checkpoint_dir=None,
+        callbacks=(),
+        verbose="auto",
+        initial_epoch=0,
+        patience=None,
+    ):
         """`SavedBundle.fit` on `(images, captions)`: its `train` given as
         two arguments; `validation` is an `(images, captions)` tuple."""
-        return super().fit((images, captions), validation, **options)
+        return super().fit(
+            (images, captions),
+            validation,
+            epochs,
+            checkpoint_dir,
+            callbacks,
+            verbose,
+            initial_epoch,
+            patience,
+        )
 
     def ensure_vocabularies(self, examples):
         """`examples`: `(images, captions)`."""
