@@ -33,9 +33,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 
-from attention_zoo.decoding import buffers  # noqa: E402
 from attention_zoo.decoding import greedy_search  # noqa: E402
 from attention_zoo.decoding import sample_search  # noqa: E402
+from attention_zoo.decoding import search_loop  # noqa: E402
 from attention_zoo.decoding import top_p_logits  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks.greedy_decoding_bench import Decoder  # noqa: E402
@@ -71,7 +71,9 @@ def categorical_search(step_fn, state, max_length, seed, top_p=None):
             return drawn
         return ops.take_along_axis(ids, drawn[:, None], axis=1)[:, 0]
 
-    return buffers.row_search(step_fn, state, START, NEVER, max_length, pick)
+    return search_loop.row_search(
+        step_fn, state, START, NEVER, max_length, pick
+    )
 
 
 def main(argv=None):

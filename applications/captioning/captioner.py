@@ -5,9 +5,9 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from applications.captioning.adapter import CaptionAdapter
 from applications.captioning.augment import random_crops
 from applications.captioning.config import CaptioningConfig
-from applications.captioning.decoding import CaptionDecoder
 from applications.captioning.metrics import caption_metrics
 from applications.captioning.model import build_captioner
 from applications.captioning.model import decoder_model
@@ -36,7 +36,7 @@ class Captioner(GeneratingBundle):
     frozen encoder and no augmentation, on each image's features,
     computed once: `caches_features`);
     `caption` decodes with the shared compiled greedy / beam search or
-    sampling (`attention_zoo.decoding.decode` over a `CaptionDecoder`);
+    sampling (`attention_zoo.decoding.decode` over a `CaptionAdapter`);
     `evaluate` reports corpus BLEU-1..4 and CIDEr-D; `export` writes a
     SavedModel that takes encoded image bytes and returns captions.
 
@@ -263,9 +263,9 @@ class Captioner(GeneratingBundle):
     # -- inference --------------------------------------------------------
 
     def make_adapter(self):
-        """The model's `CaptionDecoder`; `adapter` keeps it, with the
+        """The model's `CaptionAdapter`; `adapter` keeps it, with the
         compiled searches it caches."""
-        return CaptionDecoder(self.model)
+        return CaptionAdapter(self.model)
 
     def decode(
         self,

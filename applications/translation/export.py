@@ -7,7 +7,7 @@ from applications.common import warmup_texts
 from applications.common.search_serving import SearchServingModule
 from applications.common.search_serving import best_hypothesis
 from applications.common.search_serving import n_best_outputs
-from applications.translation.decoding import TranslationAdapter
+from applications.translation.adapter import TranslationAdapter
 from applications.translation.sentences import join_attention
 from applications.translation.sentences import join_scores
 from applications.translation.sentences import join_texts

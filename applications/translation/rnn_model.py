@@ -13,7 +13,7 @@ import re
 import keras
 from keras import ops
 
-from applications.translation.decoding import TranslationAdapter
+from applications.translation.adapter import TranslationAdapter
 from applications.translation.options import ATTENTIONS
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
@@ -209,7 +209,7 @@ def build_rnn_translator(
     )
 
 
-class RNNDecoder(TranslationAdapter):
+class RNNAdapter(TranslationAdapter):
     """Step-by-step decoding of a model from `build_rnn_translator`.
 
     A `DecodingAdapter` (see `attention_zoo.decoding.decode`):
@@ -362,9 +362,9 @@ def make_rnn_decoder(model):
             `.keras` round trip).
 
     Returns:
-        An `RNNDecoder` (a `DecodingAdapter`).
+        An `RNNAdapter` (a `DecodingAdapter`).
     """
-    return RNNDecoder(model)
+    return RNNAdapter(model)
 
 
 def _validate(**arguments):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from applications.translation.decoding import TranslationAdapter
+from applications.translation.adapter import TranslationAdapter
 from attention_zoo.blocks.positional_embedding import PositionalEmbedding
 from attention_zoo.blocks.transformer_decoder_block import (
     TransformerDecoderBlock,
@@ -211,7 +211,7 @@ def build_transformer_translator(
     )
 
 
-class TransformerTranslatorDecoder(TranslationAdapter):
+class TransformerAdapter(TranslationAdapter):
     """Cached step-by-step decoding of a `build_transformer_translator` model.
 
     A `DecodingAdapter` (see `attention_zoo.decoding.decode`).
@@ -336,6 +336,6 @@ def make_transformer_decoder(model, max_decode_length=64):
             Defaults to `64`.
 
     Returns:
-        A `TransformerTranslatorDecoder` (a `DecodingAdapter`).
+        A `TransformerAdapter` (a `DecodingAdapter`).
     """
-    return TransformerTranslatorDecoder(model, max_decode_length)
+    return TransformerAdapter(model, max_decode_length)

@@ -13,7 +13,7 @@ from keras import ops
 
 from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int
-from attention_zoo.decoding import buffers
+from attention_zoo.decoding import search_loop
 
 
 def tile_beams(tensor_or_nest, beam_size):
@@ -156,18 +156,20 @@ def beam_search(
     check_non_negative("length_penalty", length_penalty)
     check_non_negative("coverage_penalty", coverage_penalty)
     state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
-    batch_size = buffers.batch_size_of(state)
+    batch_size = search_loop.batch_size_of(state)
     state = tile_beams(state, beam_size)
     # Row offsets `b * K` of each example's first beam: (B, 1).
     offsets = ops.arange(batch_size, dtype="int32")[:, None] * beam_size
 
     def advance(index, logits, attention, carry):
         """Extends, prunes and reorders the beams; records step `index`."""
-        log_probs = buffers.log_probs(logits)  # (N, V)
+        log_probs = search_loop.log_probs(logits)  # (N, V)
         vocabulary_size = ops.shape(log_probs)[-1]
         # A finished beam continues only with PAD, at zero cost.
         pad_only = ops.where(
-            ops.arange(vocabulary_size) == buffers.PAD_ID, 0.0, buffers.NEG_INF
+            ops.arange(vocabulary_size) == search_loop.PAD_ID,
+            0.0,
+            search_loop.NEG_INF,
         )  # (V,)
         log_probs = ops.where(
             carry.finished[:, None], pad_only[None], log_probs
@@ -212,7 +214,7 @@ def beam_search(
                 ),
             )
         )
-        return buffers.record(
+        return search_loop.record(
             carry,
             index,
             next_ids,
@@ -228,9 +230,9 @@ def beam_search(
 
     # Only beam 0 of each example is live at first, so beams differ.
     initial_scores = ops.where(
-        ops.arange(beam_size) == 0, 0.0, buffers.NEG_INF
+        ops.arange(beam_size) == 0, 0.0, search_loop.NEG_INF
     )  # (K,)
-    carry = buffers.search_loop(
+    carry = search_loop.search_loop(
         step_fn,
         state,
         advance,
@@ -248,7 +250,7 @@ def _rank_beams(carry, batch_size, beam_size, length_penalty, coverage):
     `coverage`, every hypothesis being complete now); the best one is the
     answer.
 
-    From the final `buffers.Carry`: `scores` `(B, K)`, `lengths` `(N,)`,
+    From the final `search_loop.Carry`: `scores` `(B, K)`, `lengths` `(N,)`,
     `tokens` `(N, L)`, `history` `(N, L, Ts)` with `N = B * K`.
     """
     scores, tokens, history = carry.scores, carry.tokens, carry.history

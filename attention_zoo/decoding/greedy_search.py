@@ -3,7 +3,7 @@
 from keras import ops
 
 from attention_zoo.checks import check_positive_int
-from attention_zoo.decoding import buffers
+from attention_zoo.decoding import search_loop
 
 
 def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
@@ -64,6 +64,6 @@ def greedy_search(step_fn, initial_state, start_id, end_id, max_length):
     def pick(index, log_probs):
         return ops.argmax(log_probs, axis=-1)  # (B,)
 
-    return buffers.row_search(
+    return search_loop.row_search(
         step_fn, initial_state, start_id, end_id, max_length, pick
     )

@@ -22,8 +22,8 @@ from keras import ops
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int
-from attention_zoo.decoding import buffers
 from attention_zoo.decoding import counter_random
+from attention_zoo.decoding import search_loop
 
 SAMPLING = ("greedy", "temperature", "top_k", "top_p")
 
@@ -92,9 +92,9 @@ def sample_search(
     check_positive_int("max_length", max_length)
     check_sampling(sampling, temperature, top_k, top_p)
     state = keras.tree.map_structure(ops.convert_to_tensor, initial_state)
-    seeds = row_seeds(seed, buffers.batch_size_of(state))
+    seeds = row_seeds(seed, search_loop.batch_size_of(state))
     pick = _sampler(sampling, temperature, top_k, top_p, seeds)
-    return buffers.row_search(
+    return search_loop.row_search(
         step_fn, state, start_id, end_id, max_length, pick
     )
 
@@ -119,7 +119,7 @@ def top_p_logits(logits, top_p):
     # The probability of the tokens before each one: a token is kept while
     # the better ones have not reached `top_p` yet (the first always is).
     before = ops.cumsum(probabilities, axis=-1) - probabilities
-    kept = ops.where(before < top_p, values, buffers.NEG_INF)
+    kept = ops.where(before < top_p, values, search_loop.NEG_INF)
     return kept, ops.cast(ids, "int32")
 
 
@@ -238,7 +238,7 @@ def row_seeds(seed, num_rows):
 
 
 def _sampler(sampling, temperature, top_k, top_p, seeds):
-    """`pick(index, log_probs) -> next_ids` for `buffers.row_search`;
+    """`pick(index, log_probs) -> next_ids` for `search_loop.row_search`;
     `seeds` are the rows' `uint32` `(N,)`."""
 
     def pick(index, log_probs):
@@ -250,7 +250,7 @@ def _sampler(sampling, temperature, top_k, top_p, seeds):
             logits, ids = top_k_logits(logits, top_k)  # (N, k)
         elif sampling == "top_p":
             kept = top_p_mask(logits, top_p)  # (N, V): no sort
-            logits = ops.where(kept, logits, buffers.NEG_INF)
+            logits = ops.where(kept, logits, search_loop.NEG_INF)
         # The Gumbel-max trick, with noise of (row seed, step, token id)
         # only: a row draws alike in any batch, on any backend.
         noise = counter_random.gumbel(

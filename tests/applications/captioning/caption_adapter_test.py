@@ -1,10 +1,10 @@
-"""CaptionDecoder with the shared `attention_zoo.decoding.decode`."""
+"""CaptionAdapter with the shared `attention_zoo.decoding.decode`."""
 
 import numpy as np
 import pytest
 
-from applications.captioning.decoding import CaptionDecoder
-from applications.captioning.decoding import attention_maps
+from applications.captioning.adapter import CaptionAdapter
+from applications.captioning.adapter import attention_maps
 from applications.captioning.model import build_captioner
 from applications.common.wordpiece import END_ID
 from applications.common.wordpiece import START_ID
@@ -37,7 +37,7 @@ def _decode(adapter, max_length, **kwargs):
 
 
 def test_greedy_decoding_follows_the_teacher_forced_model(model):
-    adapter = CaptionDecoder(model)
+    adapter = CaptionAdapter(model)
     assert adapter.grid == (8, 8)  # the small CNN stops at 8 x 8
     out = _decode(adapter, 6)  # compiled with XLA
     assert out["tokens"].shape == (3, 6)
@@ -64,7 +64,7 @@ def test_greedy_decoding_follows_the_teacher_forced_model(model):
 
 
 def test_beam_one_equals_greedy(model):
-    adapter = CaptionDecoder(model)
+    adapter = CaptionAdapter(model)
     greedy = _decode(adapter, 5)
     beam = _decode(adapter, 5, beam_size=1)
     np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])

@@ -1,7 +1,7 @@
 """What both translation models' decoding adapters share.
 
 `TranslationAdapter` is the `attention_zoo.decoding.DecodingAdapter` base
-of `RNNDecoder` and `TransformerTranslatorDecoder`: source ids are padded
+of `RNNAdapter` and `TransformerAdapter`: source ids are padded
 to a multiple of 8 tokens (the models mask PAD, so XLA compiles for a few
 lengths), and a source without tokens (an empty or whitespace-only text)
 has nothing to translate.

@@ -1,4 +1,4 @@
-"""`CaptionDecoder`: a `build_captioner` model as a `DecodingAdapter`.
+"""`CaptionAdapter`: a `build_captioner` model as a `DecodingAdapter`.
 
 `encode(images)` runs the CNN once and projects the attention keys once;
 `initial_state(memory)` gives `(h_0, c_0)`; `step(token_ids, state, memory,
@@ -14,10 +14,10 @@ from keras import ops
 from attention_zoo.decoding import DecodingAdapter
 
 
-class CaptionDecoder(DecodingAdapter):
+class CaptionAdapter(DecodingAdapter):
     """Step-by-step decoding of a `build_captioner` model.
 
-    `decode(CaptionDecoder(model), images, ...)` takes float images
+    `decode(CaptionAdapter(model), images, ...)` takes float images
     `(B, S, S, 3)` and returns attention maps `(B, L, H, W)` over the
     `grid = (H, W)` feature map. Memory keys: `"features"` `(N, P, D)`
     with `P = H * W` positions, `"mean"` `(N, D)` and, with attention,
