@@ -14,8 +14,9 @@ modules, bundle, generated data, tiny config and demo step through it:
 
 An application package holds the modules it names: `train` (the
 `attention-zoo train NAME` command, a `main(argv)`), `flags` (that
-command's `parser()`, which imports no TensorFlow), `serve` (the command
-that runs an export, `attention-zoo SERVE_COMMAND`, a `main(argv)`),
+command's `parser()`, which imports no TensorFlow), `infer` (the command
+that answers from an export, `attention-zoo INFER_COMMAND`, a
+`main(argv)`),
 `synthetic` (generated data, with `fit_arguments(count, seed=0,
 **options)`) and `demo` (its `RECIPE` in `attention-zoo demo`). Nothing is
 imported until asked for, so that `attention-zoo --help` stays fast.
@@ -37,17 +38,17 @@ class Application:
             `__init__.py`.
         bundle: str, `"module:Class"` of its `SavedBundle` subclass, the
             module relative to `package`.
-        serve_command: str, the `attention-zoo` command that runs its
-            export (`serve_module`'s `main`).
-        serve_help: str, that command's one-line help in `attention-zoo
+        infer_command: str, the `attention-zoo` command that runs its
+            export (`infer_module`'s `main`).
+        infer_help: str, that command's one-line help in `attention-zoo
             --help`, naming the application it serves.
         tiny_settings: dict, the config fields of the smallest model the
             tests train (`tiny_config()`); each test `.replace(...)`s what
             it needs.
         export_inputs: tuple of str, the input names of its export's
-            `serving_default` signature; the serving commands check an
-            export against them (`applications.common.serving`).
-        serves_exports: bool, whether `serve_command` runs its export
+            `serving_default` signature; the inference commands check an
+            export against them (`applications.commands.infer_flags`).
+        reads_exports: bool, whether `infer_command` runs its export
             (else it reads something else, e.g. a run folder, and no
             command runs the export). Defaults to `True`.
     """
@@ -55,11 +56,11 @@ class Application:
     name: str
     package: str
     bundle: str
-    serve_command: str
-    serve_help: str
+    infer_command: str
+    infer_help: str
     tiny_settings: dict = dataclasses.field(default_factory=dict, hash=False)
     export_inputs: tuple = ()
-    serves_exports: bool = True
+    reads_exports: bool = True
 
     @property
     def train_module(self):
@@ -74,9 +75,9 @@ class Application:
         return f"{self.package}.flags"
 
     @property
-    def serve_module(self):
-        """The module of `attention-zoo SERVE_COMMAND` (a `main(argv)`)."""
-        return f"{self.package}.serve"
+    def infer_module(self):
+        """The module of `attention-zoo INFER_COMMAND` (a `main(argv)`)."""
+        return f"{self.package}.infer"
 
     @property
     def synthetic_module(self):
@@ -114,6 +115,16 @@ class Application:
         """
         synthetic = importlib.import_module(self.synthetic_module)
         return synthetic.fit_arguments(count, seed=seed, **options)
+
+    def headline(self, metrics):
+        """`"label value"` of this application's first demo metric in
+        `metrics` (an export's test metrics, e.g. `"BLEU 41.3"`), or ""
+        where `metrics` lacks it."""
+        label, key, form = self.demo_recipe().metrics[0]
+        value = metrics.get(key)
+        if not isinstance(value, (int, float)):
+            return ""
+        return f"{label} {form.format(value)}"
 
     def tiny_config(self):
         """The config of the smallest model the tests train."""

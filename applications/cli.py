@@ -8,7 +8,7 @@
     attention-zoo models                      # the shipped models
     attention-zoo serve MODEL [TF Serving's flags]  # REST + gRPC server
 
-The applications (APP) and their serve commands come from
+The applications (APP) and their inference commands come from
 `applications.registry` (`attention-zoo --help` lists them). Each job's
 own flags follow its name; `attention-zoo train APP --help` lists them.
 `attention-zoo demo` (the default job) trains every application briefly on
@@ -33,8 +33,8 @@ MODELS = "applications.models_command"
 SERVE = "applications.serve_command"
 _APPLICATIONS = registry.all_applications()
 TRAINERS = {app.name: app.train_module for app in _APPLICATIONS}
-COMMANDS = {app.serve_command: app.serve_module for app in _APPLICATIONS}
-COMMAND_HELP = {app.serve_command: app.serve_help for app in _APPLICATIONS}
+COMMANDS = {app.infer_command: app.infer_module for app in _APPLICATIONS}
+COMMAND_HELP = {app.infer_command: app.infer_help for app in _APPLICATIONS}
 DEFAULT_JOB = ["demo"]
 
 
@@ -141,7 +141,7 @@ def _main(argv=None):
         module = DEMOS[args.name]
     elif args.command == "train":
         # Before the application, and TensorFlow, is imported.
-        from applications.common import train_flags
+        from applications.commands import train_flags
 
         train_flags.precheck(args.name, args.args)
         module = TRAINERS[args.name]

@@ -3,7 +3,7 @@
     attention-zoo models
     attention-zoo models --path     # where each one is
 
-Each line names the model (what the serve commands, `train APP
+Each line names the model (what the inference commands, `train APP
 --init-from` and the bundles' `from_preset` take), its application, its
 newest version, its headline test metric and the command that runs it.
 """
@@ -12,7 +12,7 @@ import argparse
 import os
 
 from applications import registry
-from applications import zoo
+from applications.common import zoo
 
 
 def _parser():
@@ -37,13 +37,19 @@ def main(argv=None):
     for model in models:
         application = registry.get(model.application)
         command = (
-            f"attention-zoo {application.serve_command} {model.name} ..."
-            if application.serves_exports
+            f"attention-zoo {application.infer_command} {model.name} ..."
+            if application.reads_exports
             else "TF Serving"
         )
         version = os.path.basename(os.path.normpath(model.version))
         rows.append(
-            (model.name, model.application, version, model.headline(), command)
+            (
+                model.name,
+                model.application,
+                version,
+                application.headline(model.metrics),
+                command,
+            )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

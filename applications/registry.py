@@ -5,7 +5,7 @@ names them.
     from applications import registry
 
     for application in registry.all_applications():
-        print(application.name, application.serve_command)
+        print(application.name, application.infer_command)
     registry.get("ehr").tiny_config()
 
 A new application is a folder `applications/<name>/` whose `__init__.py`

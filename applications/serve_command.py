@@ -7,11 +7,11 @@
 
 The flags are `tensorflow_model_server`'s (`attention_zoo.serving.flags`);
 a positional shipped model's name is found as the other commands find it
-(`applications.zoo.resolve`); a folder of model folders serves each by
+(`applications.common.zoo.resolve`); a folder of model folders serves each by
 its folder's name. The server is `attention_zoo.serving`.
 """
 
-from applications import zoo
+from applications.common import zoo
 
 
 def main(argv=None):

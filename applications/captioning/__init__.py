@@ -6,8 +6,8 @@ APPLICATION = Application(
     name="captioning",
     package=__name__,
     bundle="captioner:Captioner",
-    serve_command="caption",
-    serve_help="caption images with a captioning export",
+    infer_command="caption",
+    infer_help="caption images with a captioning export",
     export_inputs=("image",),
     # A captioner of 32 px generated shapes.
     tiny_settings=dict(

@@ -49,14 +49,14 @@ def _pictures(run_dir, settings, outputs, folder):
 
 def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
-    from applications.captioning import serve
+    from applications.captioning import infer
     from applications.demo.shipped import EXAMPLES_DIR
     from applications.demo.shipped import run_command
 
     images = [os.path.join(EXAMPLES_DIR, e["image"]) for e in examples]
     path = os.path.join(pictures, f"{model.name}.png")
-    output = run_command(serve.main, [model.name, *images, "--plot", path])
-    written = serve.plot_paths(path, len(images))
+    output = run_command(infer.main, [model.name, *images, "--plot", path])
+    written = infer.plot_paths(path, len(images))
     return output, written
 
 

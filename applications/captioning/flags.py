@@ -11,7 +11,7 @@ from applications.captioning.options import ATTENTIONS
 from applications.captioning.options import HARD_INFERENCES
 from applications.captioning.options import PREDICTIONS
 from applications.captioning.options import QUERIES
-from applications.common import train_flags
+from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 
 # Config field -> the flags (dests) other than its own name that set it

@@ -34,7 +34,7 @@ from applications.captioning.config import CaptioningConfig
 from applications.captioning.metrics import exact_match
 from applications.captioning.model import EFFICIENTNET_LITE0
 from applications.captioning.splits import Split  # noqa: F401  (train.Split)
-from applications.common import train_flags
+from applications.commands import train_flags
 
 # A model that learns the generated shapes in about two minutes on 2
 # cores: 32 px images (an 8 x 8 feature map) and no doubly stochastic

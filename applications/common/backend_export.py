@@ -21,7 +21,7 @@ import tempfile
 
 # The request file's fields: see `export_in_tensorflow`.
 REQUEST_FIELDS = (
-    "application",
+    "bundle",
     "bundle_dir",
     "module",
     "path",
@@ -60,9 +60,9 @@ def export_in_tensorflow(
         bundle_dir = os.path.join(tmp, "bundle")
         bundle.save(bundle_dir)
         request = {
-            "application": bundle.application,
+            "bundle": _class_name(type(bundle)),
             "bundle_dir": bundle_dir,
-            "module": f"{module_class.__module__}:{module_class.__qualname__}",
+            "module": _class_name(module_class),
             "path": os.path.abspath(path),
             "jit_compile": jit_compile,
             "metrics": metrics,
@@ -93,11 +93,8 @@ def tensorflow_environment():
     """This process's environment with `KERAS_BACKEND=tensorflow`, and
     this project's folder first on `PYTHONPATH` (a source checkout runs
     as an installed package does)."""
-    import applications
-
-    root = os.path.dirname(
-        os.path.dirname(os.path.abspath(applications.__file__))
-    )
+    here = os.path.abspath(__file__)  # applications/common/backend_export.py
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
     env["PYTHONPATH"] = os.pathsep.join(
         [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -117,14 +114,23 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+def _class_name(cls):
+    """`"module:Class"` of a class, for `_named_class`."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _named_class(name):
+    """The class `_class_name` named (imports its module)."""
+    import importlib
+
+    module_name, class_name = name.split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
 def write_requested_export(request):
     """The TensorFlow process's work: loads the bundle of `request` (a
     dict of `REQUEST_FIELDS`) and writes its export. Returns the path."""
-    import importlib
-
     import keras
-
-    from applications import registry
 
     if keras.backend.backend() != "tensorflow":
         raise RuntimeError(
@@ -134,10 +140,8 @@ def write_requested_export(request):
     missing = [name for name in REQUEST_FIELDS if name not in request]
     if missing:
         raise ValueError(f"The export request lacks {', '.join(missing)}")
-    bundle_class = registry.get(request["application"]).bundle_class()
-    bundle = bundle_class.load(request["bundle_dir"])
-    module_name, class_name = request["module"].split(":")
-    module_class = getattr(importlib.import_module(module_name), class_name)
+    bundle = _named_class(request["bundle"]).load(request["bundle_dir"])
+    module_class = _named_class(request["module"])
     return bundle.write_export(
         module_class,
         request["path"],

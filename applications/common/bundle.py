@@ -6,7 +6,7 @@ tokenizer and `model.weights.h5` (with the optimizer's state, so training
 can go on). An export's version folder holds the same config and
 vocabularies beside the SavedModel, whose variables are the model's
 weights: `from_export` (and `from_preset`, by a shipped model's name, see
-`applications.zoo`) loads a bundle from it, to translate, caption or
+`applications.common.zoo`) loads a bundle from it, to translate, caption or
 classify in Python or to fine-tune with `fit`.
 
 A bundle may hold a `tf.distribute.Strategy` (`strategy`, None for the
@@ -438,7 +438,7 @@ class SavedBundle:
                 `config.json` beside it, or its weights do not fit the
                 config.
         """
-        from applications.common.serving import exported_application
+        from applications.common.zoo import exported_application
         from attention_zoo.export import read_model_weights
         from attention_zoo.export import resolve_version
 
@@ -459,11 +459,11 @@ class SavedBundle:
     @classmethod
     def from_preset(cls, preset, strategy=None):
         """`from_export` of a shipped model's name (`attention-zoo models`
-        lists them, see `applications.zoo`) or of an export folder, as
+        lists them, see `applications.common.zoo`) or of an export folder, as
         keras-hub's `from_preset` takes a preset's name or path, e.g.
         `Translator.from_preset("translation-spa-eng").translate([...])`.
         """
-        from applications import zoo
+        from applications.common import zoo
 
         return cls.from_export(zoo.resolve(preset), strategy)
 

@@ -17,7 +17,7 @@ tensorflow` of the process, wherever it happens, and TensorFlow's first
 look for GPUs inside `filtered_stderr()`: stderr (file descriptor 2) goes
 through a small filter process that drops exactly the lines of `NOISE` and
 passes every other one at once (Python warnings, TensorFlow's Python
-`WARNING:` logs, any other C++ line). The serving commands run the first
+`WARNING:` logs, any other C++ line). The inference commands run the first
 call of a loaded model the same way (`quietly`). A user who sets
 `TF_CPP_MIN_LOG_LEVEL` to 0 or 1 asked for TensorFlow's INFO lines and gets
 them all, unfiltered.

@@ -40,8 +40,8 @@ class Recipe:
             -> list of the files it wrote into `folder`. Defaults to None.
         shipped: optional callable `(model, examples, folder)` -> `(output
             lines, pictures written)`: runs a shipped model of the
-            application (an `applications.zoo.ShippedModel`) on its card's
-            example inputs, for the demo's opening
+            application (an `applications.common.zoo.ShippedModel`) on its
+            card's example inputs, for the demo's opening
             (`applications.demo.shipped`). Defaults to None.
     """
 

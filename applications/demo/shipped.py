@@ -1,4 +1,4 @@
-"""The demo's opening: every shipped model (`applications.zoo`) on a few
+"""The demo's opening: every shipped model (`applications.common.zoo`) on a few
 example inputs, before anything trains.
 
 Each model runs through the command a user would type (its application's
@@ -28,7 +28,7 @@ import time
 import traceback
 
 from applications import registry
-from applications import zoo
+from applications.common import zoo
 
 EXAMPLES_DIR = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "examples"
@@ -80,7 +80,7 @@ def demo_examples(model):
 
 
 def answer(line):
-    """The model's answer in a serve command's line, its last field
+    """The model's answer in a inference command's line, its last field
     (`path<TAB>caption` -> the caption)."""
     return line.rsplit("\t", 1)[-1].strip()
 
@@ -114,11 +114,13 @@ def show_shipped_models(pictures):
     print(SAID_FIRST)
     rows = []
     for model in zoo.shipped_models():
-        runner = registry.get(model.application).demo_recipe().shipped
+        application = registry.get(model.application)
+        runner = application.demo_recipe().shipped
+        headline = application.headline(model.metrics)
         examples, notes = demo_examples(model)
         if runner is None or not examples:
             continue
-        print(f"\n--- {model.name} ({model.headline()}) ---")
+        print(f"\n--- {model.name} ({headline}) ---")
         for inputs, note in zip(examples, notes):
             if note:
                 print(f"  {_name(inputs)}: {note}")
@@ -127,7 +129,7 @@ def show_shipped_models(pictures):
         row = {
             "name": model.name,
             "application": model.application,
-            "headline": model.headline(),
+            "headline": headline,
         }
         try:
             output, written = runner(model, examples, pictures)

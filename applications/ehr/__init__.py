@@ -30,13 +30,13 @@ APPLICATION = Application(
     name="ehr",
     package=__name__,
     bundle="risk_model:RiskModel",
-    serve_command="explain",
-    serve_help=(
+    infer_command="explain",
+    infer_help=(
         "explain one patient's risk from an ehr run folder (`train ehr "
         "--run-dir`), not an export"
     ),
     export_inputs=("codes", "values", "times", "prediction_time", "note"),
-    serves_exports=False,
+    reads_exports=False,
     # A multihead EHR model with notes, a few thousand parameters.
     tiny_settings=dict(
         embedding_dim=8,

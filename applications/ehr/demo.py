@@ -43,11 +43,11 @@ def _describe(example, outputs):
 
 def _pictures(run_dir, settings, outputs, folder):
     """`attention-zoo explain` of the example's patient."""
-    from applications.ehr import serve
+    from applications.ehr import infer
 
     patient = _patient(settings).patient_ids[0]
     page = os.path.join(folder, "ehr-explain.html")
-    code = serve.main(
+    code = infer.main(
         [
             run_dir,
             "--patient",

@@ -6,7 +6,7 @@ of the risk to each event (integrated gradients and leave-one-out
 occlusion, `applications.ehr.attributions`) and their rank agreement with
 attention; `plot_explanation` draws them and `render_html` writes the
 self-contained report page; the command `attention-zoo explain`
-(`applications.ehr.serve`) runs them on a trained run folder.
+(`applications.ehr.infer`) runs them on a trained run folder.
 """
 
 import base64

@@ -18,7 +18,7 @@ among them), and the export.
 
 import math
 
-from applications.common import train_flags
+from applications.commands import train_flags
 from applications.ehr import data
 from applications.ehr import flags
 from applications.ehr.config import EHRConfig

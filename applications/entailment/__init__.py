@@ -6,8 +6,8 @@ APPLICATION = Application(
     name="entailment",
     package=__name__,
     bundle="classifier:EntailmentClassifier",
-    serve_command="predict",
-    serve_help="classify premise / hypothesis pairs with an entailment export",
+    infer_command="predict",
+    infer_help="classify premise / hypothesis pairs with an entailment export",
     export_inputs=("premise", "hypothesis"),
     # Decomposable attention without intra-sentence attention.
     tiny_settings=dict(

@@ -33,14 +33,14 @@ def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
     from applications.common.plots import plot_heatmap
     from applications.demo.shipped import run_command
-    from applications.entailment import serve
+    from applications.entailment import infer
     from applications.entailment.classifier import EntailmentClassifier
 
     argv = [model.name]
     for example in examples:
         argv += ["--premise", example["premise"]]
         argv += ["--hypothesis", example["hypothesis"]]
-    output = run_command(serve.main, argv)
+    output = run_command(infer.main, argv)
     first = examples[0]
     classifier = EntailmentClassifier.from_preset(model.name)
     result = classifier.predict([first["premise"]], [first["hypothesis"]])

@@ -5,7 +5,7 @@ answers `--help`, before the training code is imported
 (`train_flags.precheck`).
 """
 
-from applications.common import train_flags
+from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 from applications.entailment import data
 

@@ -16,8 +16,8 @@ alignment heatmap PNG for a test pair, and the export.
 import math
 import os
 
+from applications.commands import train_flags
 from applications.common import packaged_vectors
-from applications.common import train_flags
 from applications.common.flag_checks import UsageError
 from applications.entailment import data
 from applications.entailment import flags

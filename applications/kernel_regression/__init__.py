@@ -1,7 +1,7 @@
 """Nadaraya-Watson kernel regression as attention: the first demo.
 
 Not an application of `applications.registry`: a demo of one layer with
-no bundle, export or serve command (`attention-zoo demo kernel-regression`).
+no bundle, export or inference command (`attention-zoo demo kernel-regression`).
 """
 
 from applications.kernel_regression.demo import fit_bandwidth

@@ -15,8 +15,8 @@ APPLICATION = Application(
     name="translation",
     package=__name__,
     bundle="translator:Translator",
-    serve_command="translate",
-    serve_help="translate texts with a translation export",
+    infer_command="translate",
+    infer_help="translate texts with a translation export",
     export_inputs=("text",),
     # An RNN translator (the default model).
     tiny_settings=dict(

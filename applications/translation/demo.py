@@ -21,12 +21,12 @@ def _describe(example, outputs):
 def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
     from applications.demo.shipped import run_command
-    from applications.translation import serve
+    from applications.translation import infer
     from applications.translation.evaluate import plot_attention
     from applications.translation.translator import Translator
 
     texts = [example["text"] for example in examples]
-    output = run_command(serve.main, [model.name, *texts])
+    output = run_command(infer.main, [model.name, *texts])
     translator = Translator.from_preset(model.name)
     explained = translator.explain(texts[0])
     path = plot_attention(

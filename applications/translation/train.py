@@ -12,7 +12,7 @@ example translations, an attention heatmap PNG, and the export.
 
 import os
 
-from applications.common import train_flags
+from applications.commands import train_flags
 from applications.translation import data
 from applications.translation import direction
 from applications.translation import flags

@@ -88,6 +88,7 @@ class ServerProcess:
             if all(line in text for line in wanted):
                 return
             if self.process.poll() is not None:
+                self.stop()  # closes and removes the log
                 raise RuntimeError(
                     f"The server exited ({self.process.returncode}):\n{text}"
                 )

@@ -1,5 +1,5 @@
 """The `attention-zoo` command: its help says which application each
-serving command serves and each command's help shows a working example;
+inference command serves and each command's help shows a working example;
 TensorFlow's C++ start-up lines (absl's preamble, oneDNN, the CUDA stub,
 cuInit) stay off stderr in every kind of command, while any other line
 written to stderr still shows."""
@@ -25,17 +25,17 @@ APPLICATIONS = registry.all_applications()
 
 
 def test_each_serving_commands_help_names_its_application():
-    helps = [application.serve_help for application in APPLICATIONS]
+    helps = [application.infer_help for application in APPLICATIONS]
     assert len(set(helps)) == len(helps)
     text = " ".join(cli._parser().format_help().split())
     for application in APPLICATIONS:
-        assert re.search(rf"\b{application.name}\b", application.serve_help)
-        assert f"{application.serve_command} {application.serve_help}" in text
+        assert re.search(rf"\b{application.name}\b", application.infer_help)
+        assert f"{application.infer_command} {application.infer_help}" in text
 
 
 @pytest.mark.parametrize("application", APPLICATIONS, ids=lambda a: a.name)
-def test_each_serve_command_shows_an_example_that_parses(application, capsys):
-    command = application.serve_command
+def test_each_infer_command_shows_an_example_that_parses(application, capsys):
+    command = application.infer_command
     with pytest.raises(SystemExit) as exited:
         cli.main([command, "--help"])
     assert exited.value.code == 0
@@ -46,9 +46,9 @@ def test_each_serve_command_shows_an_example_that_parses(application, capsys):
         if line.strip().startswith(f"attention-zoo {command} ")
     ]
     assert examples, out
-    serve = importlib.import_module(application.serve_module)
+    infer = importlib.import_module(application.infer_module)
     for example in examples:
-        serve.build_parser().parse_args(shlex.split(example)[2:])
+        infer.build_parser().parse_args(shlex.split(example)[2:])
 
 
 def test_filtered_stderr_drops_the_start_up_lines_only(capfd):
@@ -128,7 +128,7 @@ def test_a_log_level_the_user_chose_is_left_alone():
     assert len(started) >= 2, completed.stderr
 
 
-def test_serve_commands_help_imports_no_tensorflow():
+def test_infer_commands_help_imports_no_tensorflow():
     code = (
         "import sys\n"
         "from applications import cli\n"
@@ -139,7 +139,7 @@ def test_serve_commands_help_imports_no_tensorflow():
         "        pass\n"
         "print(sorted({'tensorflow', 'keras'} & set(sys.modules)))\n"
     )
-    commands = [a.serve_command for a in APPLICATIONS]
+    commands = [a.infer_command for a in APPLICATIONS]
     completed = _run([sys.executable, "-c", code, *commands])
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.splitlines()[-1] == "[]"

@@ -11,7 +11,7 @@ import pytest
 
 from applications import cli
 from applications import registry
-from applications import zoo
+from applications.common import zoo
 from applications.demo import shipped
 from applications.demo import table
 from applications.entailment.data import LABELS

@@ -2,6 +2,7 @@
 code"): one file set per folder, small files, and one registry as the only
 place outside an application's folder that names it."""
 
+import ast
 import pathlib
 import re
 
@@ -19,7 +20,7 @@ FILE_SET = (
     "export.py",
     "flags.py",
     "train.py",
-    "serve.py",
+    "infer.py",
     "demo.py",
 )
 MAX_LINES = 500
@@ -68,3 +69,55 @@ def test_only_the_registry_names_an_application_outside_its_folder():
 def test_no_application_defines_a_decode_function():
     for path in _sources("applications"):
         assert "def decode_function" not in path.read_text(), path
+
+
+# An application's command-line modules, which may import the levels
+# above its library (`applications.commands`, the demo's helpers).
+COMMAND_MODULES = ("train.py", "flags.py", "infer.py", "demo.py")
+
+
+def _project_imports(path):
+    """The project modules `path` imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(
+            name
+            for name in names
+            if name.startswith(("applications", "attention_zoo"))
+        )
+    return found
+
+
+def _levels_broken(folder, allowed, skip=()):
+    broken = []
+    for path in _sources(folder):
+        if path.name in skip:
+            continue
+        for name in sorted(_project_imports(path)):
+            if not name.startswith(allowed):
+                broken.append(f"{path.relative_to(ROOT)} imports {name}")
+    return broken
+
+
+def test_each_level_imports_only_the_levels_below_it():
+    # The library knows no application; the framework under the
+    # applications knows neither them nor the registry, the zoo's
+    # listing, the demo or the commands; an application's library knows
+    # only itself, the framework and the library.
+    broken = _levels_broken("attention_zoo", ("attention_zoo",))
+    broken += _levels_broken(
+        "applications/common", ("attention_zoo", "applications.common")
+    )
+    for name in registry.APPLICATIONS:
+        broken += _levels_broken(
+            f"applications/{name}",
+            ("attention_zoo", "applications.common", f"applications.{name}"),
+            skip=COMMAND_MODULES + ("__init__.py",),
+        )
+    assert not broken, "\n".join(broken)

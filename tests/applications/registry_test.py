@@ -41,10 +41,10 @@ def test_bundle_and_config_classes_are_the_applications(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_command_modules_import(name):
     application = registry.get(name)
-    for module in (application.train_module, application.serve_module):
+    for module in (application.train_module, application.infer_module):
         assert callable(importlib.import_module(module).main), module
     assert isinstance(application.demo_recipe(), Recipe)
-    assert application.serve_help
+    assert application.infer_help
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -108,11 +108,11 @@ def test_unknown_applications_are_refused():
 def test_the_command_lists_every_application():
     applications = registry.all_applications()
     assert set(cli.TRAINERS) == set(NAMES)
-    assert set(cli.COMMANDS) == {a.serve_command for a in applications}
+    assert set(cli.COMMANDS) == {a.infer_command for a in applications}
     text = cli._parser().format_help()
     for application in applications:
-        assert application.serve_command in text
-        assert application.serve_help in " ".join(text.split())
+        assert application.infer_command in text
+        assert application.infer_help in " ".join(text.split())
     assert cli.DEMOS.keys().isdisjoint(NAMES)
 
 
@@ -132,4 +132,4 @@ def test_help_imports_neither_tensorflow_nor_keras():
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip().splitlines()[-1] == "[]"
     for application in registry.all_applications():
-        assert application.serve_command in completed.stdout
+        assert application.infer_command in completed.stdout

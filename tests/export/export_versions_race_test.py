@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from applications.common import train_flags
+from applications.commands import train_flags
 from attention_zoo.export import atomic
 from attention_zoo.export import atomic_directory
 from attention_zoo.export import next_version
@@ -35,7 +35,7 @@ _WRITER = textwrap.dedent(
     package.__path__ = [os.path.join(root, "attention_zoo")]
     sys.modules["attention_zoo"] = package
 
-    from applications.common import train_flags
+    from applications.commands import train_flags
     from attention_zoo.export import atomic_directory
 
 

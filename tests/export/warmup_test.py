@@ -15,7 +15,7 @@ import tensorflow_text  # noqa: F401  (registers the exports' ops)
 from tensorflow_serving.apis import classification_pb2
 from tensorflow_serving.apis import prediction_log_pb2
 
-from applications import zoo
+from applications.common import zoo
 from applications.common.wordpiece import SubwordTokenizer
 from applications.ehr.encoding import LENGTH_MULTIPLE as EHR_MULTIPLE
 from attention_zoo.buckets import bucket_length

@@ -68,13 +68,13 @@ emit({{"label": [t.decode() for t in out["label"].numpy()],
 
 def test_what_needs_tensorflow_says_so_on_jax(tmp_path, capsys):
     from applications import cli
-    from applications.ehr import serve
+    from applications.ehr import infer
 
     with pytest.raises(SystemExit) as exit_:
         cli.main(["train", "ehr", "--strategy", "mirrored"])
     assert exit_.value.code == 2
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
-    assert serve.main([str(tmp_path), "--patient", "p0"]) == 2
+    assert infer.main([str(tmp_path), "--patient", "p0"]) == 2
     assert "KERAS_BACKEND=tensorflow" in capsys.readouterr().err
 
 

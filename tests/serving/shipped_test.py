@@ -18,7 +18,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the export's ops)
 from tensorflow_serving.apis import predict_pb2
 
-from applications import zoo
+from applications.common import zoo
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import resolve_version
 from attention_zoo.serving.process import ServerProcess

@@ -18,7 +18,7 @@ JSON layout (`{"inputs": ...}`), `row_instances` the same in the row layout
 called with directly.
 `save_stand_in(application, path)` writes, in a second, an export that is
 the application's to anything that reads only its `metadata.json` and its
-signature's inputs (the serving commands' checks).
+signature's inputs (the inference commands' checks).
 """
 
 import base64

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from applications import cli
-from applications.captioning import serve as caption_serve
+from applications.captioning import infer as caption_infer
 from applications.captioning.shapes import make_synthetic_shapes
 from applications.common.wordpiece import END_ID
 from tests.support import png_images
@@ -71,7 +71,7 @@ def test_truncated_is_a_caption_without_end(
     assert truncated == [not ending] * len(images)
     # An exported answer without `truncated` reads the same from tokens.
     older = {k: v for k, v in outputs.items() if k != "truncated"}
-    assert caption_serve._cut_rows(older) == caption_serve._cut_rows(outputs)
+    assert caption_infer._cut_rows(older) == caption_infer._cut_rows(outputs)
 
 
 def test_caption_warns_on_stderr_naming_the_cut_images(
@@ -91,4 +91,4 @@ def test_caption_warns_on_stderr_naming_the_cut_images(
 
 def test_the_fallback_finds_captions_without_end():
     tokens = tf.constant([["a", "[END]", ""], ["a", "b", "c"]])
-    assert caption_serve._cut_rows({"tokens": tokens}) == [1]
+    assert caption_infer._cut_rows({"tokens": tokens}) == [1]

@@ -83,7 +83,7 @@ def test_metadata_says_what_the_export_is(exported):
 
 
 def test_the_signature_takes_the_registered_inputs(exported):
-    # What the serving commands check an export against, and what the
+    # What the inference commands check an export against, and what the
     # stand-in exports of their tests take.
     application, _, paths = exported
     signature = tf.saved_model.load(paths[False]).signatures["serving_default"]

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from applications import cli
+from applications.commands import train_flags
 from applications.common import flag_checks
-from applications.common import train_flags
 from applications.common.loaders import iter_lines
 from applications.common.loaders import read_once
 from applications.entailment import data as entailment

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from applications import cli
-from applications.common import train_flags
+from applications.commands import train_flags
 
 
 def _pairs_file(tmp_path, rows):

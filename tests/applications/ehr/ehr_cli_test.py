@@ -104,10 +104,10 @@ def test_mimic_folders_are_detected(tmp_path, monkeypatch):
 @pytest.mark.parametrize("format", ["auto", "long", "mimic", "mimic3", "fhir"])
 def test_train_and_explain_read_records_of_every_format(format):
     from applications.ehr import data
-    from applications.ehr import serve
+    from applications.ehr import infer
 
     assert format == "auto" or format in data.FORMATS
-    explain = serve.build_parser().parse_args(
+    explain = infer.build_parser().parse_args(
         ["run", "--patient", "p1", "--format", format, "--data", "d"]
     )
     trained = flags.parser().parse_args(["--format", format, "--data", "d"])

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from applications import zoo
+from applications.common import zoo
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import direction
 from applications.translation import train as translation_train

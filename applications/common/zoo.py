@@ -8,7 +8,7 @@ the bundle's config and vocabularies, and its SavedModel the model's
 weights (`attention_zoo.export.read_model_weights`), so a bundle's
 `from_preset(name)` can fine-tune it.
 
-    from applications import zoo
+    from applications.common import zoo
 
     zoo.shipped_models()              # [ShippedModel(name=..., ...), ...]
     zoo.resolve("translation-spa-eng")  # its folder
@@ -42,7 +42,8 @@ def models_directories():
     candidates = []
     if os.environ.get(MODELS_ENV):
         candidates.append(os.environ[MODELS_ENV])
-    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.abspath(__file__)  # applications/common/zoo.py
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     candidates.append(os.path.join(checkout, FOLDER))
     try:
         installed = importlib.metadata.distribution(DISTRIBUTION)
@@ -75,18 +76,18 @@ class ShippedModel:
     application: str
     metrics: dict
 
-    def headline(self):
-        """`"label value"` of the application's first demo metric (e.g.
-        `"BLEU 41.3"`), or "" where the metadata lacks it."""
-        from applications import registry
 
-        label, key, form = (
-            registry.get(self.application).demo_recipe().metrics[0]
-        )
-        value = self.metrics.get(key)
-        if not isinstance(value, (int, float)):
-            return ""
-        return f"{label} {form.format(value)}"
+def exported_application(path):
+    """The application `metadata.json` in `path` names; None where the
+    file is missing, unreadable or names none."""
+    try:
+        metadata = read_metadata(path)
+    except (OSError, ValueError):  # missing, unreadable, not JSON
+        return None
+    application = (
+        metadata.get("application") if isinstance(metadata, dict) else None
+    )
+    return application if isinstance(application, str) else None
 
 
 def _shipped(path):

@@ -21,7 +21,7 @@ application's export and a folder without one (one line).
 import os
 import sys
 
-from applications.common import serving
+from applications.commands import infer_flags
 
 PROG = "attention-zoo caption"
 
@@ -39,7 +39,7 @@ def plot_paths(path, count):
 
 def build_parser():
     """The command's argument parser."""
-    parser = serving.export_parser(
+    parser = infer_flags.export_parser(
         PROG,
         "Caption images with a captioning export (`attention-zoo train "
         "captioning --export DIR`). One line per image: path<TAB>caption.",
@@ -55,56 +55,59 @@ def build_parser():
         metavar="PNG",
         help="write each image's attention figure (PNG, PNG-2, ...)",
     )
-    serving.add_seed_argument(parser, "image")
+    infer_flags.add_seed_argument(parser, "image")
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    serve = serving.load_export(
-        parser, args.directory, "captioning", seed=args.seed
-    )
-    from applications.captioning.images import check_images
+    with infer_flags.refusals(parser):
+        serve = infer_flags.load_export(
+            args.directory, "captioning", seed=args.seed
+        )
+        from applications.captioning.images import check_images
 
-    _, bad = check_images(args.images)
-    if bad:
-        for path, reason in bad.items():
-            print(
-                f"{parser.prog}: error: cannot read image {path}: {reason}",
-                file=sys.stderr,
-            )
-        return 2
-    import tensorflow as tf
+        _, bad = check_images(args.images)
+        if bad:
+            for path, reason in bad.items():
+                print(
+                    f"{parser.prog}: error: cannot read image {path}: {reason}",
+                    file=sys.stderr,
+                )
+            return 2
+        import tensorflow as tf
 
-    from applications.captioning.overlays import plot_tokens_over_image
+        from applications.captioning.overlays import plot_tokens_over_image
 
-    encoded = []
-    for path in args.images:
-        with open(path, "rb") as f:
-            encoded.append(f.read())
-    outputs = serve(image=tf.constant(encoded))
-    captions = [text.decode("utf-8") for text in outputs["caption"].numpy()]
-    for path, caption in zip(args.images, captions):
-        print(f"{path}\t{caption}")
-    serving.warn_truncated(
-        parser,
-        [args.images[row] for row in _cut_rows(outputs)],
-        _cut(serving.input_limits(parser, args.directory)),
-    )
-    if args.plot:
-        paths = plot_paths(args.plot, len(args.images))
-        for index, (image_bytes, caption) in enumerate(zip(encoded, captions)):
-            written = plot_tokens_over_image(
-                image_bytes,
-                outputs["tokens"][index].numpy(),
-                outputs["attention"][index].numpy(),
-                paths[index],
-                caption,
-            )
-            print(f"wrote {written}")
-    sys.stdout.flush()
-    return 0
+        encoded = []
+        for path in args.images:
+            with open(path, "rb") as f:
+                encoded.append(f.read())
+        outputs = serve(image=tf.constant(encoded))
+        captions = [text.decode("utf-8") for text in outputs["caption"].numpy()]
+        for path, caption in zip(args.images, captions):
+            print(f"{path}\t{caption}")
+        infer_flags.warn_truncated(
+            PROG,
+            [args.images[row] for row in _cut_rows(outputs)],
+            _cut(infer_flags.input_limits(args.directory)),
+        )
+        if args.plot:
+            paths = plot_paths(args.plot, len(args.images))
+            for index, (image_bytes, caption) in enumerate(
+                zip(encoded, captions)
+            ):
+                written = plot_tokens_over_image(
+                    image_bytes,
+                    outputs["tokens"][index].numpy(),
+                    outputs["attention"][index].numpy(),
+                    paths[index],
+                    caption,
+                )
+                print(f"wrote {written}")
+        sys.stdout.flush()
+        return 0
 
 
 def _cut_rows(outputs):
@@ -112,7 +115,7 @@ def _cut_rows(outputs):
     export's `truncated`, or for exports written before it had one, the
     captions without `[END]` among their `tokens`."""
     if "truncated" in outputs:
-        return serving.truncated_rows(outputs)
+        return infer_flags.truncated_rows(outputs)
     tokens = outputs["tokens"].numpy()
     return [row for row in range(len(tokens)) if b"[END]" not in tokens[row]]
 

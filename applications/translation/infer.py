@@ -14,14 +14,15 @@ empty text are refused with one line naming them (exit code 2).
 
 import sys
 
-from applications.common import serving
+from applications.commands import infer_flags
+from applications.common.flag_checks import UsageError
 
 PROG = "attention-zoo translate"
 
 
 def build_parser():
     """The command's argument parser."""
-    parser = serving.export_parser(
+    parser = infer_flags.export_parser(
         PROG,
         "Translate texts with a translation export (`attention-zoo train "
         "translation --export DIR`). One line per text: text<TAB>translation.",
@@ -31,30 +32,33 @@ def build_parser():
         ],
     )
     parser.add_argument("texts", nargs="+", help="texts to translate")
-    serving.add_seed_argument(parser, "text")
+    infer_flags.add_seed_argument(parser, "text")
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    for index, text in enumerate(args.texts, 1):
-        if not text.strip():
-            serving.fail(parser, f"text {index} is empty: {text!r}")
-    serve = serving.load_export(
-        parser, args.directory, "translation", seed=args.seed
-    )
-    import tensorflow as tf
+    with infer_flags.refusals(parser):
+        for index, text in enumerate(args.texts, 1):
+            if not text.strip():
+                raise UsageError(f"text {index} is empty: {text!r}")
+        serve = infer_flags.load_export(
+            args.directory, "translation", seed=args.seed
+        )
+        import tensorflow as tf
 
-    outputs = serve(text=tf.constant(args.texts))
-    for text, translation in zip(args.texts, outputs["translation"].numpy()):
-        print(f"{text}\t{translation.decode('utf-8')}")
-    sys.stdout.flush()
-    cut = [f"text {row + 1}" for row in serving.truncated_rows(outputs)]
-    if cut:
-        limits = serving.input_limits(parser, args.directory)
-        serving.warn_truncated(parser, cut, _cut(limits))
-    return 0
+        outputs = serve(text=tf.constant(args.texts))
+        for text, translation in zip(
+            args.texts, outputs["translation"].numpy()
+        ):
+            print(f"{text}\t{translation.decode('utf-8')}")
+        sys.stdout.flush()
+        cut = [f"text {row + 1}" for row in infer_flags.truncated_rows(outputs)]
+        if cut:
+            limits = infer_flags.input_limits(args.directory)
+            infer_flags.warn_truncated(PROG, cut, _cut(limits))
+        return 0
 
 
 def _cut(limits):

@@ -31,7 +31,7 @@ another application's run folder), exits with code 2 and one line.
 import os
 import sys
 
-from applications.common import serving
+from applications.commands import infer_flags
 from applications.ehr.record_flags import add_record_arguments
 
 PROG = "attention-zoo explain"
@@ -39,7 +39,7 @@ PROG = "attention-zoo explain"
 
 def build_parser():
     """The command's argument parser."""
-    parser = serving.command_parser(
+    parser = infer_flags.command_parser(
         PROG,
         "Explain one patient's predicted risk with the model of an ehr run "
         "folder (`attention-zoo train ehr --run-dir DIR`, not an export): "

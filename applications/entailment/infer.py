@@ -18,14 +18,15 @@ import os
 import re
 import sys
 
-from applications.common import serving
+from applications.commands import infer_flags
+from applications.common.flag_checks import UsageError
 
 PROG = "attention-zoo predict"
 
 
 def build_parser():
     """The command's argument parser."""
-    parser = serving.export_parser(
+    parser = infer_flags.export_parser(
         PROG,
         "Classify premise / hypothesis pairs with an entailment export "
         "(`attention-zoo train entailment --export DIR`). One line per "
@@ -57,42 +58,43 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if len(args.premise) != len(args.hypothesis):
-        parser.error(
-            f"got {len(args.premise)} --premise and {len(args.hypothesis)} "
-            "--hypothesis: give them in pairs"
-        )
-    for flag in ("premise", "hypothesis"):
-        for index, text in enumerate(getattr(args, flag), 1):
-            # Surely no words; the export refuses the other texts without
-            # any (e.g. only non-breaking spaces), answered below.
-            if _BLANK.fullmatch(text):
-                serving.fail(parser, f"--{flag} {index} is empty: {text!r}")
-    serve = serving.load_export(parser, args.directory, "entailment")
-    import tensorflow as tf
+    with infer_flags.refusals(parser):
+        if len(args.premise) != len(args.hypothesis):
+            parser.error(
+                f"got {len(args.premise)} --premise and {len(args.hypothesis)} "
+                "--hypothesis: give them in pairs"
+            )
+        for flag in ("premise", "hypothesis"):
+            for index, text in enumerate(getattr(args, flag), 1):
+                # Surely no words; the export refuses the other texts without
+                # any (e.g. only non-breaking spaces), answered below.
+                if _BLANK.fullmatch(text):
+                    raise UsageError(f"--{flag} {index} is empty: {text!r}")
+        serve = infer_flags.load_export(args.directory, "entailment")
+        import tensorflow as tf
 
-    try:
-        outputs = serve(
-            premise=tf.constant(args.premise),
-            hypothesis=tf.constant(args.hypothesis),
+        try:
+            outputs = serve(
+                premise=tf.constant(args.premise),
+                hypothesis=tf.constant(args.hypothesis),
+            )
+        except tf.errors.InvalidArgumentError as error:
+            raise UsageError(_refusal(error.message))
+        labels = [label.decode() for label in outputs["label"].numpy()]
+        probabilities = outputs["probabilities"].numpy()
+        for premise, hypothesis, label, row in zip(
+            args.premise, args.hypothesis, labels, probabilities
+        ):
+            print(f"{premise}\t{hypothesis}\t{label} ({class_shares(row)})")
+        infer_flags.warn_truncated(
+            PROG,
+            [f"pair {row + 1}" for row in infer_flags.truncated_rows(outputs)],
+            _cut(infer_flags.input_limits(args.directory)),
         )
-    except tf.errors.InvalidArgumentError as error:
-        serving.fail(parser, _refusal(error.message))
-    labels = [label.decode() for label in outputs["label"].numpy()]
-    probabilities = outputs["probabilities"].numpy()
-    for premise, hypothesis, label, row in zip(
-        args.premise, args.hypothesis, labels, probabilities
-    ):
-        print(f"{premise}\t{hypothesis}\t{label} ({class_shares(row)})")
-    serving.warn_truncated(
-        parser,
-        [f"pair {row + 1}" for row in serving.truncated_rows(outputs)],
-        _cut(serving.input_limits(parser, args.directory)),
-    )
-    if args.plot:
-        _plot(args, outputs["alignment"].numpy()[0], labels[0])
-    sys.stdout.flush()
-    return 0
+        if args.plot:
+            _plot(args, outputs["alignment"].numpy()[0], labels[0])
+        sys.stdout.flush()
+        return 0
 
 
 # What the tokenizer surely reads as no words: RE2's `\s`, its separator.

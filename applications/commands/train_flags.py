@@ -209,9 +209,9 @@ def init_from(bundle_class, args, strategy, wanted):
     subwords). A flag given for another field (its own name, or one the
     application's `flags.FIELD_FLAGS` lists for it) whose value differs
     from the export's is a `UsageError` naming both values."""
-    from applications import zoo
     from applications.common import distribute
     from applications.common import precision
+    from applications.common import zoo
 
     try:
         path = zoo.resolve(args.init_from)
@@ -427,7 +427,7 @@ def check_export_folder(export, application):
     of `application`'s versions (or a new one): not a file, not one
     version, not another application's model (TF Serving serves a
     folder's highest version as one model)."""
-    from applications.common import serving
+    from applications.common import zoo
 
     if not export or not os.path.exists(export):
         return
@@ -435,7 +435,7 @@ def check_export_folder(export, application):
     for name in sorted(os.listdir(export)):
         if not name.isdigit():
             continue
-        other = serving.exported_application(os.path.join(export, name))
+        other = zoo.exported_application(os.path.join(export, name))
         if other not in (None, application):
             raise UsageError(
                 f"--export {export} holds version {name} of a {other} "

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from applications.common import train_flags
+from applications.commands import train_flags
 from tests.support import tiny_bundles
 
 

@@ -1,4 +1,4 @@
-"""`applications.common.serving`: every command that runs an export checks
+"""`applications.commands.infer_flags`: every command that runs an export checks
 the folder before feeding it. Another application's export, an export
 without `metadata.json` whose signature takes other inputs, a folder
 without a SavedModel and an unreadable SavedModel each end in one line
@@ -25,8 +25,8 @@ from applications import registry
 from tests.support import tiny_bundles
 
 SIGNATURE_INPUTS = tiny_bundles.SIGNATURE_INPUTS
-# The applications whose serve command runs an export.
-SERVING = [a for a in registry.all_applications() if a.serves_exports]
+# The applications whose inference command runs an export.
+SERVING = [a for a in registry.all_applications() if a.reads_exports]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def _refused(argv, capsys):
 @pytest.mark.parametrize(
     "served, exported",
     [
-        (a.serve_command, other)
+        (a.infer_command, other)
         for a in SERVING
         for other in SIGNATURE_INPUTS
         if other != a.name
@@ -87,14 +87,14 @@ def test_another_applications_export_is_named_with_its_command(
     line = _refused(_argv(served, exports[exported], image), capsys)
     assert line.startswith(f"attention-zoo {served}: error: ")
     assert f"{exports[exported]}/1 is an export of {exported}," in line
-    command = registry.get(exported).serve_command
+    command = registry.get(exported).infer_command
     if exported == "ehr":
         assert "no attention-zoo command runs ehr exports" in line
     else:
         assert f"attention-zoo {command} {exports[exported]}" in line
 
 
-@pytest.mark.parametrize("served", [a.serve_command for a in SERVING])
+@pytest.mark.parametrize("served", [a.infer_command for a in SERVING])
 def test_an_export_without_metadata_names_its_signatures_inputs(
     served, exports, image, tmp_path, capsys
 ):
@@ -107,7 +107,7 @@ def test_an_export_without_metadata_names_its_signatures_inputs(
     name = next(iter(SIGNATURE_INPUTS[exported]))
     assert "no readable metadata.json" in line
     assert f"serving_default takes {name} (string [None])" in line
-    command = registry.get(exported).serve_command
+    command = registry.get(exported).infer_command
     assert f"a {exported} export: run it with `attention-zoo {command}" in line
 
 
@@ -134,7 +134,7 @@ def test_a_signature_that_does_not_match_its_metadata_is_refused(
     assert "not text" in line
 
 
-@pytest.mark.parametrize("served", [a.serve_command for a in SERVING])
+@pytest.mark.parametrize("served", [a.infer_command for a in SERVING])
 @pytest.mark.parametrize(
     "folder, expected",
     [
@@ -156,7 +156,7 @@ def test_a_folder_without_a_usable_savedmodel_is_one_line(
     elif folder == "unfinished":
         (path / "3").mkdir(parents=True)  # a version without its model
     elif folder == "corrupt":  # the command's own application's export
-        (own,) = [a.name for a in SERVING if a.serve_command == served]
+        (own,) = [a.name for a in SERVING if a.infer_command == served]
         shutil.copytree(os.path.join(exports[own], "1"), path)
         (path / "saved_model.pb").write_bytes(b"truncated")
     line = _refused(_argv(served, path, image), capsys)
@@ -192,13 +192,13 @@ def test_the_stand_ins_take_the_registered_inputs():
 
 def test_plot_files_are_named_as_written(tmp_path, capsys):
     # matplotlib adds `.png` to a path without an extension.
-    from applications.captioning.serve import plot_paths
-    from applications.entailment import serve
+    from applications.captioning.infer import plot_paths
+    from applications.entailment import infer
 
     stem = str(tmp_path / "figure")
     assert plot_paths(stem, 2) == [f"{stem}.png", f"{stem}-2.png"]
     assert plot_paths(f"{stem}.jpg", 1) == [f"{stem}.jpg"]
     args = argparse.Namespace(plot=stem, premise=["a"], hypothesis=["b"])
-    serve._plot(args, np.full((2, 3), 1 / 3, np.float32), "neutral")
+    infer._plot(args, np.full((2, 3), 1 / 3, np.float32), "neutral")
     assert capsys.readouterr().out == f"wrote {stem}.png\n"
     assert os.listdir(tmp_path) == ["figure.png"]

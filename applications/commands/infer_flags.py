@@ -3,7 +3,8 @@ its help with an example, and `load_export`, which checks that the folder
 holds the command's application's export before anything is fed to it.
 
 Every problem with the folder ends the command with one line naming the
-folder and what to do, and exit code 2 (`fail`):
+folder and what to do, and exit code 2: the checks raise `UsageError`,
+which `refusals` around a command's `main` reports:
 
 - no such folder, a file, a folder without a SavedModel or an unreadable
   SavedModel;
@@ -20,12 +21,14 @@ command still answers, as the export does.
 """
 
 import argparse
+import contextlib
 import os
 import sys
 import textwrap
 
 from applications import registry
 from applications.common import startup
+from applications.common.flag_checks import UsageError
 
 SIGNATURE = "serving_default"
 # A sampling export's signature that takes the seeds
@@ -46,7 +49,7 @@ def command_parser(prog, description, examples):
 
 def export_parser(prog, description, examples):
     """A `command_parser` whose first argument is `directory`: a shipped
-    model's name (`applications.zoo`), an export folder (its newest
+    model's name (`applications.common.zoo`), an export folder (its newest
     version is used) or a version folder."""
     parser = command_parser(prog, description, examples)
     parser.add_argument(
@@ -59,18 +62,24 @@ def export_parser(prog, description, examples):
     return parser
 
 
-def fail(parser, message):
-    """Ends the command with `prog: error: message` on stderr and exit
-    code 2, argparse's usage error, without the usage line."""
-    parser.exit(2, f"{parser.prog}: error: {message}\n")
+@contextlib.contextmanager
+def refusals(parser):
+    """Ends the command on a `UsageError` raised inside (by the checks
+    below or by `main`): `prog: error: message` on stderr and exit code
+    2, argparse's usage error without the usage line. The one place these
+    commands call their parser."""
+    try:
+        yield
+    except UsageError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
 
 
-def warn_truncated(parser, items, what):
+def warn_truncated(prog, items, what):
     """One line on stderr, `prog: warning: pair 1, pair 3: what`, for the
     inputs `items` (str) that were cut; nothing when there are none."""
     if items:
         print(
-            f"{parser.prog}: warning: {', '.join(items)}: {what}",
+            f"{prog}: warning: {', '.join(items)}: {what}",
             file=sys.stderr,
         )
 
@@ -87,14 +96,14 @@ def truncated_rows(outputs):
     return np.flatnonzero(np.asarray(truncated)).tolist()
 
 
-def input_limits(parser, directory):
+def input_limits(directory):
     """The `input_limits` of the export `directory` names (see
     `export_version`): input -> the length past which it is cut; `{}`
     where its `metadata.json` has none or cannot be read."""
     from attention_zoo.export import read_metadata
 
     try:
-        metadata = read_metadata(export_version(parser, directory))
+        metadata = read_metadata(export_version(directory))
     except (OSError, ValueError):
         return {}
     limits = (
@@ -103,34 +112,33 @@ def input_limits(parser, directory):
     return limits if isinstance(limits, dict) else {}
 
 
-def export_version(parser, directory):
-    """The version folder to serve in `directory`: the folder itself when
+def export_version(directory):
+    """The version folder to load in `directory`: the folder itself when
     it holds `saved_model.pb`, else its newest numbered version (see
     `attention_zoo.export.resolve_version`); a name that is not a path is
-    a shipped model's (`applications.zoo`). `fail`s when there is none."""
-    if not os.path.exists(directory):
-        from applications import zoo
+    a shipped model's (`applications.common.zoo`). A `UsageError` when
+    there is none."""
+    from applications.common import zoo
 
+    if not os.path.exists(directory):
         shipped = zoo.find(directory)
         if shipped is None:
             names = ", ".join(m.name for m in zoo.shipped_models()) or "none"
-            fail(
-                parser,
+            raise UsageError(
                 f"{directory} does not exist: expected an export folder or "
                 f"a shipped model's name ({names})",
             )
         directory = shipped.path
     if not os.path.isdir(directory):
-        fail(parser, f"{directory} is a file, not an export folder")
+        raise UsageError(f"{directory} is a file, not an export folder")
     from attention_zoo.export import resolve_version
 
     try:
         path = resolve_version(directory)
     except FileNotFoundError as error:
-        fail(parser, str(error))
+        raise UsageError(str(error))
     if not os.path.isfile(os.path.join(path, "saved_model.pb")):
-        fail(
-            parser,
+        raise UsageError(
             f"No SavedModel in {path!r} (no saved_model.pb): an unfinished "
             "export or not an export",
         )
@@ -150,7 +158,7 @@ def add_seed_argument(parser, noun):
     )
 
 
-def load_export(parser, directory, application, seed=None):
+def load_export(directory, application, seed=None):
     """The `serving_default` signature of `application`'s export in
     `directory` (an export folder or a version folder), or with `seed`
     its `seeded` signature, given the seeds `seed + i`.
@@ -159,10 +167,9 @@ def load_export(parser, directory, application, seed=None):
     export is refused before TensorFlow loads it. Then the signature's
     inputs must be the application's `export_inputs`, whether or not the
     metadata could be read; with `seed` the export must sample (have a
-    `seeded` signature). Every refusal is a `fail` of `parser`.
+    `seeded` signature). Every refusal is a `UsageError`.
 
     Args:
-        parser: the command's `argparse.ArgumentParser`.
         directory: str, the folder given on the command line.
         application: str, the command's application (`Application.name`).
         seed: optional int, the first input's seed (`--seed`).
@@ -172,21 +179,22 @@ def load_export(parser, directory, application, seed=None):
         arguments (with `seed`, the seeds are added); TensorFlow's noise
         on its first run (see `applications.common.startup`) is dropped.
     """
-    path = export_version(parser, directory)
-    exported = exported_application(path)
+    from applications.common import zoo
+
+    path = export_version(directory)
+    exported = zoo.exported_application(path)
     if exported is not None and exported != application:
-        fail(parser, _other_export(path, directory, exported, application))
-    signatures = _load_signatures(parser, path)
+        raise UsageError(_other_export(path, directory, exported, application))
+    signatures = _load_signatures(path)
     signature = signatures[SIGNATURE]
     specs = signature.structured_input_signature[1]
     expected = registry.get(application).export_inputs
     if set(specs) != set(expected):
-        fail(parser, _other_inputs(path, directory, specs, application))
+        raise UsageError(_other_inputs(path, directory, specs, application))
     if seed is None:
         return startup.quietly(signature)
     if SEEDED_SIGNATURE not in signatures:
-        fail(
-            parser,
+        raise UsageError(
             f"--seed: the export in {path} does not sample (it has no "
             f"{SEEDED_SIGNATURE} signature); export with sampling=... to "
             "draw samples",
@@ -207,24 +215,9 @@ def _with_seeds(signature, seed):
     return run
 
 
-def exported_application(path):
-    """The application `metadata.json` in `path` names; None where the
-    file is missing, unreadable or names none."""
-    from attention_zoo.export import read_metadata
-
-    try:
-        metadata = read_metadata(path)
-    except (OSError, ValueError):  # missing, unreadable, not JSON
-        return None
-    application = (
-        metadata.get("application") if isinstance(metadata, dict) else None
-    )
-    return application if isinstance(application, str) else None
-
-
-def _load_signatures(parser, path):
+def _load_signatures(path):
     """The signatures of the SavedModel in `path` (with `serving_default`),
-    or a `fail` naming the first line of TensorFlow's complaint."""
+    or a `UsageError` naming the first line of TensorFlow's complaint."""
     import tensorflow as tf
 
     from attention_zoo.export import load_signatures
@@ -233,9 +226,11 @@ def _load_signatures(parser, path):
         signatures = load_signatures(path)
     except (OSError, ValueError, tf.errors.OpError) as error:
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        fail(parser, f"cannot load the SavedModel in {path}: {reason}")
+        raise UsageError(f"cannot load the SavedModel in {path}: {reason}")
     if SIGNATURE not in signatures:
-        fail(parser, f"the SavedModel in {path} has no {SIGNATURE} signature")
+        raise UsageError(
+            f"the SavedModel in {path} has no {SIGNATURE} signature"
+        )
     return signatures
 
 
@@ -251,12 +246,14 @@ def _other_export(path, directory, exported, application):
 def _other_inputs(path, directory, specs, application):
     """Why the export in `path`, whose signature takes `specs` (name ->
     `tf.TensorSpec`), is not served as `application`'s."""
+    from applications.common import zoo
+
     takes = ", ".join(
         f"{name} ({spec.dtype.name} {spec.shape.as_list()})"
         for name, spec in sorted(specs.items())
     )
     expected = ", ".join(registry.get(application).export_inputs)
-    if exported_application(path) is not None:
+    if zoo.exported_application(path) is not None:
         return (
             f"{path}'s {SIGNATURE} takes {takes}, not {expected} as "
             f"{application} exports do"
@@ -276,14 +273,14 @@ def _other_inputs(path, directory, specs, application):
 def _how_to_run(exported, directory):
     """What runs an export of `exported` found in `directory`."""
     described = registry.get(exported)
-    if not described.serves_exports:
+    if not described.reads_exports:
         return (
             f"no attention-zoo command runs {exported} exports (serve it "
-            f"with TF Serving; `attention-zoo {described.serve_command}` "
+            f"with TF Serving; `attention-zoo {described.infer_command}` "
             f"reads a `train {exported}` run folder)"
         )
     return (
-        f"run it with `attention-zoo {described.serve_command} {directory} ...`"
+        f"run it with `attention-zoo {described.infer_command} {directory} ...`"
     )
 
 
