@@ -1,17 +1,5 @@
-"""Text and data helpers shared by the applications.
-
-`SubwordTokenizer` is imported when first used, so that importing a module
-of this package (the command's `startup`, `serving`) does not start
-TensorFlow.
+"""The framework under the applications: bundles (`bundle.SavedBundle`,
+`generating_bundle.GeneratingBundle`), training and run folders,
+tokenizers (`wordpiece.SubwordTokenizer`), distribution, precision and the
+zoo's lookup by name (`zoo`). It imports `attention_zoo` and itself only.
 """
-
-import importlib
-
-__all__ = ["SubwordTokenizer"]
-
-
-def __getattr__(name):
-    if name == "SubwordTokenizer":
-        module = importlib.import_module("applications.common.wordpiece")
-        return module.SubwordTokenizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

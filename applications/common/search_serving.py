@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from attention_zoo.decoding import searches
-from attention_zoo.export import ServingModule
+from attention_zoo.export.serving_module import ServingModule
 
 SEEDED_SIGNATURE = "seeded"
 SEED_SPEC = tf.TensorSpec([None], tf.int64, name="seed")

@@ -26,7 +26,7 @@ from applications.ehr.encoding import LENGTH_MULTIPLE
 from applications.ehr.encoding import OOV_ID
 from applications.ehr.model import attention_model
 from attention_zoo import buckets
-from attention_zoo.export import ServingModule
+from attention_zoo.export.serving_module import ServingModule
 
 # The most hours between an event and the prediction time the model sees
 # (about 1,100 years; further apart is read as this far).

@@ -7,7 +7,7 @@ from applications.common import text_limits
 from applications.common import warmup_texts
 from applications.common.wordpiece import PAD_ID
 from applications.entailment.examples import LABELS
-from attention_zoo.export import ServingModule
+from attention_zoo.export.serving_module import ServingModule
 
 
 class EntailmentServingModule(ServingModule):

@@ -1,11 +1,11 @@
 """`build_translation_model(config)`: the configured translator and decoder."""
 
 from applications.translation.rnn_model import build_rnn_translator
-from applications.translation.rnn_model import make_rnn_decoder
+from applications.translation.rnn_model import make_rnn_adapter
 from applications.translation.transformer_model import (
     build_transformer_translator,
 )
-from applications.translation.transformer_model import make_transformer_decoder
+from applications.translation.transformer_model import make_transformer_adapter
 
 
 def build_translation_model(
@@ -45,11 +45,11 @@ def build_translation_model(
     )
 
 
-def make_decoder(model, config):
+def model_adapter(model, config):
     """The model's `DecodingAdapter` (see `attention_zoo.decoding`), with
     room for the `config.max_length + 1` tokens a translation has."""
     if config.model == "rnn":
-        return make_rnn_decoder(model)
-    return make_transformer_decoder(
+        return make_rnn_adapter(model)
+    return make_transformer_adapter(
         model, max_decode_length=config.max_length + 1
     )

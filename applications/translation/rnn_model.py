@@ -1,7 +1,7 @@
 """RNN encoder-decoder translator with attention, and its decoding adapter.
 
 `build_rnn_translator` builds the encoder-decoder of Bahdanau et al. (2015)
-and Luong et al. (2015) as a functional `keras.Model`; `make_rnn_decoder`
+and Luong et al. (2015) as a functional `keras.Model`; `make_rnn_adapter`
 wraps a built model as a `DecodingAdapter` for `attention_zoo.decoding`
 (greedy and beam search), one target token per step, with the attention
 keys projected once (monotonic attention also carries its previous
@@ -110,7 +110,7 @@ def build_rnn_translator(
     model = build_rnn_translator(8000, 8000, attention="additive")
     logits = model({"source": source_ids, "target_in": target_in})
     result = decode(
-        make_rnn_decoder(model), source_ids,
+        make_rnn_adapter(model), source_ids,
         start_id=2, end_id=3, max_length=50, beam_size=4,
     )
     ```
@@ -354,7 +354,7 @@ class RNNAdapter(TranslationAdapter):
         )
 
 
-def make_rnn_decoder(model):
+def make_rnn_adapter(model):
     """The decoding adapter of a `build_rnn_translator` model.
 
     Args:

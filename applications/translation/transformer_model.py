@@ -327,7 +327,7 @@ class TransformerAdapter(TranslationAdapter):
         return logits, {"self_attention_caches": tuple(caches)}, attention
 
 
-def make_transformer_decoder(model, max_decode_length=64):
+def make_transformer_adapter(model, max_decode_length=64):
     """The decoding adapter of a `build_transformer_translator` model.
 
     Args:

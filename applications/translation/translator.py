@@ -18,7 +18,7 @@ from applications.translation import data
 from applications.translation import sentences
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
-from applications.translation.model import make_decoder
+from applications.translation.model import model_adapter
 from attention_zoo.decoding import searches
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class Translator(GeneratingBundle):
     tokenizers are given), builds the model named by the config and trains
     it with teacher forcing; `translate` runs greedy or beam search compiled
     whole with XLA (`attention_zoo.decoding.decode` over the model's
-    adapter, `make_decoder`); `evaluate` reports corpus BLEU and chrF
+    adapter, `model_adapter`); `evaluate` reports corpus BLEU and chrF
     (sacrebleu); `export` writes a SavedModel that takes and returns
     strings.
 
@@ -163,9 +163,9 @@ class Translator(GeneratingBundle):
         return ids
 
     def make_adapter(self):
-        """The model's `DecodingAdapter` (`make_decoder`); `adapter` keeps
+        """The model's `DecodingAdapter` (`model_adapter`); `adapter` keeps
         it, with the compiled searches it caches."""
-        return make_decoder(self.model, self.config)
+        return model_adapter(self.model, self.config)
 
     def decode(
         self,

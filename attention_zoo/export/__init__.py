@@ -16,12 +16,10 @@
 - Serving: `predict_request` answers TF Serving's REST `predict` bodies
   with a loaded export, in process.
 
-Importing this package does not import TensorFlow: `ServingModule` and
-`predict_request` (whose modules need it at import time) are loaded on
-first use, the other functions import it when called.
+Importing this package does not import TensorFlow (its functions import
+it when called); `serving_module.ServingModule` and `rest.predict_request`,
+whose modules need it at import time, are imported from those modules.
 """
-
-import importlib
 
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
@@ -42,16 +40,9 @@ from attention_zoo.export.warmup import WARMUP_FILE
 from attention_zoo.export.warmup import read_warmup_requests
 from attention_zoo.export.warmup import write_warmup_requests
 
-# Names whose modules import TensorFlow: name -> module, loaded lazily.
-_LAZY = {
-    "ServingModule": "attention_zoo.export.serving_module",
-    "predict_request": "attention_zoo.export.rest",
-}
-
 __all__ = [
     "MAX_WARMUP_RECORDS",
     "METADATA_FILE",
-    "ServingModule",
     "WARMUP_FILE",
     "atomic_directory",
     "data_fingerprint",
@@ -60,7 +51,6 @@ __all__ = [
     "load_signature",
     "load_signatures",
     "next_version",
-    "predict_request",
     "read_metadata",
     "read_model_weights",
     "read_warmup_requests",
@@ -70,15 +60,3 @@ __all__ = [
     "write_metadata",
     "write_warmup_requests",
 ]
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value  # later look-ups skip `__getattr__`
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))

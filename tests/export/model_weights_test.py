@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from attention_zoo.export import ServingModule
 from attention_zoo.export import exported_weights
 from attention_zoo.export import read_model_weights
 from attention_zoo.export import save_export
+from attention_zoo.export.serving_module import ServingModule
 from tests.support.toy_bundle import ToyBundle
 
 

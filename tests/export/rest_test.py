@@ -9,7 +9,7 @@ import math
 
 import tensorflow as tf
 
-from attention_zoo.export import predict_request
+from attention_zoo.export.rest import predict_request
 
 
 class _Formats(tf.Module):

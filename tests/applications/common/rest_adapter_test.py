@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from attention_zoo.export import predict_request
+from attention_zoo.export.rest import predict_request
 from tests.support import tiny_bundles
 
 README = pathlib.Path(__file__).resolve().parents[3] / "README.md"

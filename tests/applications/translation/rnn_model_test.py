@@ -8,7 +8,7 @@ import pytest
 from keras import ops
 
 from applications.translation.rnn_model import build_rnn_translator
-from applications.translation.rnn_model import make_rnn_decoder
+from applications.translation.rnn_model import make_rnn_adapter
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import to_numpy
@@ -184,7 +184,7 @@ def test_appended_padding_changes_no_real_logits(attention):
 def test_adapter_steps_equal_teacher_forced_logits(attention, cell):
     model = _built(attention, cell, bidirectional=cell == "gru")
     expected = to_numpy(model(_inputs()))
-    decoder = make_rnn_decoder(model)
+    decoder = make_rnn_adapter(model)
     real = TARGET_IN != 0
 
     logits, weights = _teacher_forced_steps(decoder, SOURCE, TARGET_IN)
@@ -217,7 +217,7 @@ def test_adapter_steps_equal_teacher_forced_logits(attention, cell):
 def test_adapter_steps_compile_with_xla(attention, cell):
     model = _built(attention, cell)
     expected = to_numpy(model(_inputs()))
-    decoder = make_rnn_decoder(model)
+    decoder = make_rnn_adapter(model)
     compiled = jit(lambda s: _teacher_forced_steps(decoder, s, TARGET_IN)[0])
     logits = to_numpy(compiled(SOURCE))
     real = TARGET_IN != 0
@@ -230,7 +230,7 @@ def test_adapter_steps_compile_with_xla(attention, cell):
 )
 def test_compiled_greedy_decode_follows_the_model(attention, cell):
     model = _built(attention, cell)
-    decoder = make_rnn_decoder(model)
+    decoder = make_rnn_adapter(model)
     max_length = 6
 
     def decode(source):
@@ -272,7 +272,7 @@ def test_keras_round_trip_and_adapter_of_loaded_model(
     loaded = assert_model_round_trip(model, _inputs(), tmp_path)
     expected = to_numpy(model(_inputs()))
     logits, _ = _teacher_forced_steps(
-        make_rnn_decoder(loaded), SOURCE, TARGET_IN
+        make_rnn_adapter(loaded), SOURCE, TARGET_IN
     )
     real = TARGET_IN != 0
     np.testing.assert_allclose(
@@ -293,7 +293,7 @@ def test_mixed_bfloat16_gives_float32_logits_and_finite_loss(attention):
         assert weight.dtype == "float32", weight.path
     # The adapter keeps float32 logits and stays close to the model.
     logits_steps, _ = _teacher_forced_steps(
-        make_rnn_decoder(model), inputs["source"], inputs["target_in"]
+        make_rnn_adapter(model), inputs["source"], inputs["target_in"]
     )
     assert keras.backend.standardize_dtype(logits_steps.dtype) == "float32"
     np.testing.assert_allclose(
@@ -336,7 +336,7 @@ def test_compiled_beam_search_scores_match_the_model(attention):
     bias = to_numpy(logits_layer.bias)
     bias[0] = -1e4
     logits_layer.bias.assign(bias)
-    decoder = make_rnn_decoder(model)
+    decoder = make_rnn_adapter(model)
     beam_size, max_length = 3, 5
 
     def decode(source):
@@ -377,7 +377,7 @@ def test_compiled_beam_search_scores_match_the_model(attention):
 
 def test_monotonic_decoder_state_carries_the_alignment():
     model = _built("monotonic", "lstm")
-    decoder = make_rnn_decoder(model)
+    decoder = make_rnn_adapter(model)
     memory = decoder.encode(SOURCE)
     state = decoder.initial_state(memory)
     assert len(state) == 3  # (h, c, previous alignment)

@@ -11,7 +11,7 @@ from keras import ops
 from applications.translation.transformer_model import (
     build_transformer_translator,
 )
-from applications.translation.transformer_model import make_transformer_decoder
+from applications.translation.transformer_model import make_transformer_adapter
 from attention_zoo.decoding import greedy_search
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
@@ -82,7 +82,7 @@ def _copy_task(n=64, length=5):
 
 def _decode(model, source, target_in, compiled=False, tied_length=8):
     """Teacher-forced logits through the adapter, one step at a time."""
-    decoder = make_transformer_decoder(model, max_decode_length=tied_length)
+    decoder = make_transformer_adapter(model, max_decode_length=tied_length)
 
     def run(source, target_in):
         memory = decoder.encode(source)
@@ -165,7 +165,7 @@ def test_adapter_matches_teacher_forcing(kwargs, compiled):
 
 def test_adapter_memory_and_state_are_batch_leading():
     model = _built(num_layers=2)
-    decoder = make_transformer_decoder(model, max_decode_length=7)
+    decoder = make_transformer_adapter(model, max_decode_length=7)
     memory = decoder.encode(SOURCE)
     state = decoder.initial_state(memory)
     for tensor in memory["cross_attention_caches"]:
@@ -180,7 +180,7 @@ def test_options_reach_every_block_and_shrink_the_caches():
         block = model.get_layer(name)
         for option, value in OPTIONS.items():
             assert getattr(block, option) == value
-    decoder = make_transformer_decoder(model, max_decode_length=7)
+    decoder = make_transformer_adapter(model, max_decode_length=7)
     memory = decoder.encode(SOURCE)
     state = decoder.initial_state(memory)
     for tensor in memory["cross_attention_caches"]:
@@ -266,18 +266,18 @@ def test_invalid_arguments_raise(kwargs, argument):
 def test_adapter_rejects_bad_arguments():
     model = _tiny(positions="learned", max_length=8)
     with pytest.raises(ValueError, match="max_decode_length"):
-        make_transformer_decoder(model, max_decode_length=0)
+        make_transformer_adapter(model, max_decode_length=0)
     with pytest.raises(ValueError, match="max_decode_length"):
-        make_transformer_decoder(model, max_decode_length=9)
+        make_transformer_adapter(model, max_decode_length=9)
     inputs = keras.Input((None,), dtype="int32")
     other = keras.Model(inputs, keras.layers.Embedding(4, 2)(inputs))
     with pytest.raises(ValueError, match="model"):
-        make_transformer_decoder(other)
+        make_transformer_adapter(other)
 
 
 def test_greedy_search_agrees_with_teacher_forced_argmax():
     model = _built()
-    decoder = make_transformer_decoder(model, max_decode_length=6)
+    decoder = make_transformer_adapter(model, max_decode_length=6)
 
     def search(source):
         memory = decoder.encode(source)
