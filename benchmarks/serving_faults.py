@@ -42,7 +42,6 @@ A wrong answer is a `y` other than `factor * x` for a known version, or
 Every wait is bounded; only 127.0.0.1 is used.
 """
 
-import http.client
 import json
 import os
 import random
@@ -50,6 +49,8 @@ import shutil
 import tempfile
 import threading
 import time
+
+from benchmarks import rest_client
 
 MODEL = "scale"
 SCENARIOS = ("kill", "new version", "corrupt version")
@@ -124,7 +125,9 @@ class Client:
         self.versions = versions
         self.random = random.Random(seed)
         self.answers = []
-        self._connection = None
+        self._rest_api = rest_client.RestPredictions(
+            ports["rest_port"], REQUEST_TIMEOUT
+        )
         self._stub = None
         self._channel = None
 
@@ -139,8 +142,7 @@ class Client:
                 if not answer.ok:
                     time.sleep(FAILURE_PAUSE)  # a dead server: no hammering
         finally:
-            if self._connection is not None:
-                self._connection.close()
+            self._rest_api.close()
             if self._channel is not None:
                 self._channel.close()
 
@@ -165,28 +167,10 @@ class Client:
 
     def _rest(self, x):
         body = json.dumps({"instances": x}).encode()
-        try:
-            if self._connection is None:
-                self._connection = http.client.HTTPConnection(
-                    "127.0.0.1",
-                    self.ports["rest_port"],
-                    timeout=REQUEST_TIMEOUT,
-                )
-            self._connection.request(
-                "POST",
-                f"/v1/models/{MODEL}:predict",
-                body,
-                {"Content-Type": "application/json"},
-            )
-            response = self._connection.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException) as error:
-            self._connection.close()
-            self._connection = None
-            return False, None, None, f"connection: {type(error).__name__}"
-        if response.status != 200:
-            return False, None, None, f"HTTP {response.status}: {data[:120]!r}"
-        return True, json.loads(data)["predictions"], None, None
+        error, predictions = self._rest_api.predict(
+            f"/v1/models/{MODEL}:predict", body
+        )
+        return error is None, predictions, None, error
 
     def _grpc(self, x):
         import grpc

@@ -63,6 +63,8 @@ import sys
 import threading
 import time
 
+from benchmarks import rest_client
+
 # The repository root (as `harness.ROOT`; the harness, which imports Keras,
 # is imported where it is used: the client processes import this module).
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -440,7 +442,7 @@ class _Sender:
         self.errors = []
         self.wrong = []
         self.warmup_errors = 0
-        self._connection = None
+        self._rest_api = rest_client.RestPredictions(port, REQUEST_TIMEOUT)
         self._channel = None
 
     def loop(self, start, window):
@@ -466,8 +468,7 @@ class _Sender:
                         f"{value!r} != {self.expected[example]!r}"
                     )
         finally:
-            if self._connection is not None:
-                self._connection.close()
+            self._rest_api.close()
             if self._channel is not None:
                 self._channel.close()
 
@@ -478,27 +479,10 @@ class _Sender:
         return self._grpc(body)
 
     def _rest(self, body):
-        try:
-            if self._connection is None:
-                self._connection = http.client.HTTPConnection(
-                    "127.0.0.1", self.port, timeout=REQUEST_TIMEOUT
-                )
-            self._connection.request(
-                "POST",
-                self.path,
-                body,
-                {"Content-Type": "application/json"},
-            )
-            answer = self._connection.getresponse()
-            data = answer.read()
-        except (OSError, http.client.HTTPException) as error:
-            self._connection.close()
-            self._connection = None
-            return f"connection: {type(error).__name__}", None
-        if answer.status != 200:
-            return f"HTTP {answer.status}: {data[:200]!r}", None
-        row = json.loads(data)["predictions"][0]
-        return None, _answer_value(row[self.output])
+        error, predictions = self._rest_api.predict(self.path, body)
+        if error is not None:
+            return error, None
+        return None, _answer_value(predictions[0][self.output])
 
     def _grpc(self, body):
         import grpc
