@@ -23,6 +23,7 @@ def load_signature(directory, name="serving_default"):
 def load_signatures(directory):
     """Every signature of the export in `directory` (see `load_signature`),
     a mapping name -> callable, loaded once."""
+    # lazy: importing attention_zoo.export imports no TensorFlow (JAX)
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the ops in-process)
 

@@ -39,6 +39,7 @@ def resolve_jit_compile(jit_compile):
     `--xla_cpu_compilation_enabled=true`, so CPU exports default to off.
     """
     if jit_compile is None:
+        # lazy: importing attention_zoo.export imports no TensorFlow (JAX)
         import tensorflow as tf
 
         return bool(tf.config.list_physical_devices("GPU"))

@@ -25,6 +25,7 @@ def exported_weights(directory):
         ValueError: the SavedModel has no `model_weights` (written before
             exports tracked them, or not by `ServingModule.track_model`).
     """
+    # lazy: importing attention_zoo.export imports no TensorFlow (JAX)
     import tensorflow as tf
     from tensorflow.core.protobuf import trackable_object_graph_pb2
 

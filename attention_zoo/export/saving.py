@@ -82,6 +82,7 @@ def save_export(
         FileExistsError: `path` exists (see `next_version` for a free
             number).
     """
+    # lazy: importing attention_zoo.export imports no TensorFlow (JAX)
     import tensorflow as tf
 
     name = os.path.basename(os.path.normpath(path))

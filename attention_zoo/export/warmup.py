@@ -19,6 +19,7 @@ called, not when this module is.
 import os
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 # Where TF Serving looks for the file, relative to a version folder.
 WARMUP_FILE = "assets.extra/tf_serving_warmup_requests"
@@ -57,6 +58,8 @@ def write_warmup_requests(version_dir, requests, model_name=""):
             (naming the request and the input).
     """
     requests = check_warmup_requests(requests)
+    # lazy: importing attention_zoo.export imports no TensorFlow (JAX);
+    # TF Serving's protos import it too.
     import tensorflow as tf
     from tensorflow_serving.apis import predict_pb2
     from tensorflow_serving.apis import prediction_log_pb2
@@ -120,8 +123,8 @@ def read_warmup_requests(version_dir):
     path = os.path.join(version_dir, WARMUP_FILE)
     if not os.path.isfile(path):
         return []
+    # lazy: as in `write_warmup_requests`
     import tensorflow as tf
-    from google.protobuf.message import DecodeError
     from tensorflow_serving.apis import prediction_log_pb2
 
     requests = []

@@ -16,7 +16,12 @@ import re
 import types
 import warnings
 
+from google.protobuf import descriptor_pb2
+from google.protobuf import descriptor_pool
+from google.protobuf import message_factory
 from google.protobuf import text_format
+from google.protobuf import wrappers_pb2
+from tensorflow_serving.config import model_server_config_pb2 as pb2
 
 DEFAULT_PROMETHEUS_PATH = "/monitoring/prometheus/metrics"
 TENSORFLOW_PLATFORM = "tensorflow"
@@ -292,8 +297,6 @@ def read_model_config_file(path):
             unknown field, a bad value, a `custom_model_config`, another
             platform or a name listed twice.
     """
-    from tensorflow_serving.config import model_server_config_pb2 as pb2
-
     config = pb2.ModelServerConfig()
     root = _load(path, config)
     if config.HasField("custom_model_config"):
@@ -305,7 +308,7 @@ def read_model_config_file(path):
     models, first_lines = [], {}
     for index, proto in enumerate(config.model_config_list.config):
         node = entries[index] if index < len(entries) else None
-        model = _model_config(path, proto, node, pb2)
+        model = _model_config(path, proto, node)
         line = _line(node, "name")
         if model.name in first_lines:
             first = first_lines[model.name]
@@ -316,7 +319,7 @@ def read_model_config_file(path):
     return tuple(models)
 
 
-def _model_config(path, proto, node, pb2):
+def _model_config(path, proto, node):
     """The `ModelConfig` of one `config` entry; errors name its lines."""
 
     def fail(field, message):
@@ -360,11 +363,6 @@ def _model_config(path, proto, node, pb2):
 @functools.cache
 def _message_class(name):
     """A message class of `_MESSAGES`, from a private descriptor pool."""
-    from google.protobuf import descriptor_pb2
-    from google.protobuf import descriptor_pool
-    from google.protobuf import message_factory
-    from google.protobuf import wrappers_pb2
-
     pool = descriptor_pool.DescriptorPool()
     wrappers = descriptor_pb2.FileDescriptorProto()
     wrappers_pb2.DESCRIPTOR.CopyToProto(wrappers)

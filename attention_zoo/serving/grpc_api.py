@@ -23,6 +23,7 @@ import logging
 import time
 
 import grpc
+import tensorflow as tf
 from tensorflow_serving.apis import model_service_pb2_grpc
 from tensorflow_serving.apis import predict_pb2
 from tensorflow_serving.apis import prediction_service_pb2_grpc
@@ -153,8 +154,6 @@ class PredictionService(
             ticket.release()
 
     def _predict(self, request):
-        import tensorflow as tf
-
         name, version, label = _spec(request.model_spec)
         signature = request.model_spec.signature_name or DEFAULT_SIGNATURE
         arrays = {}
@@ -211,8 +210,6 @@ class PredictionService(
 def _check_expanded_size(key, proto, limit):
     """Refuses a `TensorProto` whose values, padded to its shape as
     `tf.make_ndarray` pads them, would take over `limit` bytes."""
-    import tensorflow as tf
-
     if proto.tensor_content:  # the values themselves, already received
         return
     elements = 1

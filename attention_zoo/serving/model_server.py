@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 
+from attention_zoo.export.warmup import read_warmup_requests
 from attention_zoo.serving.metrics import ServingMetrics
 from attention_zoo.serving.models import ServedModel
 from attention_zoo.serving.models import model_folders
@@ -93,8 +94,6 @@ class ModelServer:
             model.close()
 
     def _load(self, name, version, path):
-        from attention_zoo.export.warmup import read_warmup_requests
-
         servable = Servable(
             name,
             version,
@@ -135,6 +134,8 @@ class ModelServer:
 
     def status(self, name, version=None):
         """TF Serving's `GetModelStatusResponse` of a model (or version)."""
+        # lazy: `attention-zoo serve --help` imports no TF Serving protos
+        # (they import TensorFlow)
         from tensorflow_serving.apis import get_model_status_pb2
 
         response = get_model_status_pb2.GetModelStatusResponse()
@@ -149,6 +150,7 @@ class ModelServer:
 
     def metadata(self, name, version=None, label=None):
         """TF Serving's `GetModelMetadataResponse` (the signature defs)."""
+        # lazy: as in `status`
         from tensorflow_serving.apis import get_model_metadata_pb2
 
         servable = self.servable(name, version, label)

@@ -24,6 +24,10 @@ import time
 import urllib.error
 import urllib.request
 
+import grpc
+from tensorflow_serving.apis import model_service_pb2_grpc
+from tensorflow_serving.apis import prediction_service_pb2_grpc
+
 # The folder holding the `attention_zoo` package, for the subprocess.
 PACKAGE_ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -125,8 +129,6 @@ class ServerProcess:
             return page.read().decode("utf-8")
 
     def channel(self):
-        import grpc
-
         # Reconnects within a second of a restart (gRPC's default backoff
         # grows to minutes while a server is down).
         return grpc.insecure_channel(
@@ -135,13 +137,9 @@ class ServerProcess:
         )
 
     def prediction_stub(self, channel):
-        from tensorflow_serving.apis import prediction_service_pb2_grpc
-
         return prediction_service_pb2_grpc.PredictionServiceStub(channel)
 
     def model_stub(self, channel):
-        from tensorflow_serving.apis import model_service_pb2_grpc
-
         return model_service_pb2_grpc.ModelServiceStub(channel)
 
     def wait_for(self, predicate, timeout=60, what="a condition"):

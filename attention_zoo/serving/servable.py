@@ -49,6 +49,8 @@ class Servable:
         max_request_examples=1024,
         on_batch=None,
     ):
+        # lazy: `attention-zoo serve --help` imports no TensorFlow (JAX)
+        # and no TensorFlow Text
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops)
 
@@ -139,7 +141,7 @@ class Servable:
 
     def _run(self, signature_name, arrays):
         """Calls the signature on whole arrays (no checks)."""
-        import tensorflow as tf
+        import tensorflow as tf  # lazy: as in `__init__`
 
         specs = self.input_specs(signature_name)
         try:
@@ -189,7 +191,7 @@ def check_inputs(specs, arrays, max_examples, limit_name="the limit"):
     another kind are refused, not cast), each shape fits, all inputs
     share one batch size, which is neither 0 nor over `max_examples`.
     """
-    import tensorflow as tf
+    import tensorflow as tf  # lazy: as in `Servable.__init__`
 
     sent, expected = set(arrays), set(specs)
     if sent != expected:
@@ -262,6 +264,7 @@ def _as_dtype(name, array, dtype, tf):
 def _read_signature_defs(path):
     """The version's `SignatureDefMap` (TF Serving's metadata), read from
     `saved_model.pb`."""
+    # lazy: as in `Servable.__init__` (TF Serving's protos import TF)
     from tensorflow.core.protobuf import saved_model_pb2
     from tensorflow_serving.apis import get_model_metadata_pb2
 

@@ -38,6 +38,8 @@ def serve(options):
 
 
 async def _run(model_server, options):
+    # lazy: `attention-zoo serve --help` imports neither aiohttp nor the
+    # APIs (TF Serving's protos import TensorFlow)
     from aiohttp import web
 
     from attention_zoo.serving import grpc_api
