@@ -13,11 +13,16 @@ writes, which loads without Keras as every export does.
         REQUEST.json
 """
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+import keras
+
+from attention_zoo.decoding import searches
 
 # The request file's fields: see `export_in_tensorflow`.
 REQUEST_FIELDS = (
@@ -105,8 +110,6 @@ def tensorflow_environment():
 def _plain(value):
     """JSON for NumPy numbers and arrays (in `metrics`), and for a search
     (in `options`; the serving module reads it back with `searches.get`)."""
-    from attention_zoo.decoding import searches
-
     if hasattr(value, "tolist"):
         return value.tolist()
     if isinstance(value, searches.SEARCHES):
@@ -121,8 +124,6 @@ def _class_name(cls):
 
 def _named_class(name):
     """The class `_class_name` named (imports its module)."""
-    import importlib
-
     module_name, class_name = name.split(":")
     return getattr(importlib.import_module(module_name), class_name)
 
@@ -130,8 +131,6 @@ def _named_class(name):
 def write_requested_export(request):
     """The TensorFlow process's work: loads the bundle of `request` (a
     dict of `REQUEST_FIELDS`) and writes its export. Returns the path."""
-    import keras
-
     if keras.backend.backend() != "tensorflow":
         raise RuntimeError(
             "backend_export runs on the TensorFlow backend: set "

@@ -22,16 +22,20 @@ import shutil
 
 import keras
 
+from applications.common import backend_export
 from applications.common import distribute
 from applications.common import precision
 from applications.common import run_files
 from applications.common import run_folder
 from applications.common import run_lock
 from applications.common import training
+from applications.common import zoo
 from applications.common.early_stopping import RunEarlyStopping
 from applications.common.wordpiece import VOCABULARY_FILE
 from applications.common.wordpiece import SubwordTokenizer
+from attention_zoo.export import read_model_weights
 from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import resolve_version
 from attention_zoo.export import save_export
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import write_bytes
@@ -366,8 +370,6 @@ class SavedBundle:
         if keras.backend.backend() != "tensorflow":
             # A SavedModel needs TensorFlow variables: the weights go to a
             # TensorFlow process that writes the same export.
-            from applications.common import backend_export
-
             return backend_export.export_in_tensorflow(
                 self,
                 module_class,
@@ -438,12 +440,8 @@ class SavedBundle:
                 `config.json` beside it, or its weights do not fit the
                 config.
         """
-        from applications.common.zoo import exported_application
-        from attention_zoo.export import read_model_weights
-        from attention_zoo.export import resolve_version
-
         path = resolve_version(directory)
-        exported = exported_application(path)
+        exported = zoo.exported_application(path)
         if exported != cls.application:
             raise ValueError(
                 f"{path} is not an export of {cls.application} "
@@ -463,8 +461,6 @@ class SavedBundle:
         keras-hub's `from_preset` takes a preset's name or path, e.g.
         `Translator.from_preset("translation-spa-eng").translate([...])`.
         """
-        from applications.common import zoo
-
         return cls.from_export(zoo.resolve(preset), strategy)
 
     @classmethod

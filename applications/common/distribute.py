@@ -26,6 +26,7 @@ import functools
 import json
 import os
 
+import keras
 import tensorflow as tf
 
 from applications.common.flag_checks import STRATEGIES
@@ -39,8 +40,6 @@ def strategy_from_flag(name):
     `tf.distribute`: `default` is None (one device, as Keras places it)
     and the others are a usage error.
     """
-    import keras
-
     if keras.backend.backend() != "tensorflow":
         if name != "default":
             raise UsageError(

@@ -13,6 +13,7 @@ same on both backends.
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 
 def compiled_call(model, jit_compile=True):
@@ -21,8 +22,6 @@ def compiled_call(model, jit_compile=True):
     structure) on every backend."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
-        import tensorflow as tf
-
         return tf.function(
             lambda inputs: model(inputs, training=False),
             jit_compile=bool(jit_compile),
@@ -33,8 +32,7 @@ def compiled_call(model, jit_compile=True):
             f"The applications run on the TensorFlow and JAX backends, not "
             f"{backend!r}: set KERAS_BACKEND=tensorflow or jax."
         )
-    import jax
-    import tensorflow as tf
+    import jax  # lazy: jax is installed for KERAS_BACKEND=jax only
 
     def call(trainable, non_trainable, inputs):
         outputs, _ = model.stateless_call(

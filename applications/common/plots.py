@@ -2,7 +2,9 @@
 
 import os
 
+import matplotlib
 import numpy as np
+from matplotlib import pyplot as plt
 
 from attention_zoo.export.atomic_file import atomic_write
 
@@ -27,11 +29,7 @@ def plot_heatmap(
         attention_zoo.export.atomic_file.WriteError: `path` could not be
             written (e.g. a full disk), naming it.
     """
-    import matplotlib
-
     matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     weights = np.asarray(weights, "float32")
     if weights.shape != (len(y_tokens), len(x_tokens)):
         raise ValueError(

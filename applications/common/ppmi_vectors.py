@@ -16,6 +16,8 @@ import collections
 import os
 
 import numpy as np
+from scipy import sparse
+from scipy.sparse import linalg
 
 from applications.common.wordpiece import split_words
 
@@ -47,9 +49,6 @@ def train_ppmi_vectors(
     Returns:
         `(words, matrix)`: a list of str and float32 `(len(words), dim)`.
     """
-    from scipy import sparse
-    from scipy.sparse import linalg
-
     sentences = []
     counts = collections.Counter()
     texts = list(texts)

@@ -28,6 +28,9 @@ import os
 import shutil
 import tempfile
 
+import h5py
+from keras.src.saving import saving_lib
+
 from attention_zoo.export.atomic_file import TEMPORARY_MARK
 from attention_zoo.export.atomic_file import WriteError
 from attention_zoo.export.atomic_file import write_bytes
@@ -120,8 +123,6 @@ def weights_bytes(model):
     if not model.built:
         raise ValueError("The model is not built: it has no weights to save.")
     try:
-        from keras.src.saving import saving_lib
-
         buffer = io.BytesIO()
         store = saving_lib.H5IOStore(buffer, mode="w")
         saving_lib._save_state(
@@ -215,7 +216,6 @@ def check_file(path, record, advice=START_ANEW, recorded_in=PROGRESS_FILE):
 def check_hdf5(path, advice=START_ANEW):
     """A `RunFileError` unless `path` is a whole, readable HDF5 file (the
     check for weights written before they were recorded)."""
-    import h5py
 
     def read(_, item):
         if isinstance(item, h5py.Dataset):

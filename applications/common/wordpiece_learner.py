@@ -9,6 +9,9 @@ than the library's own `learn`.
 import collections
 
 import numpy as np
+from tensorflow_text.tools.wordpiece_vocab import (
+    wordpiece_tokenizer_learner_lib as learner,
+)
 
 
 def count_words(texts, split, batch_size=8192):
@@ -47,10 +50,6 @@ def learn_vocabulary(
     whose vocabulary is within `slack_ratio` below `vocabulary_size`, or the
     smallest one that fits.
     """
-    from tensorflow_text.tools.wordpiece_vocab import (
-        wordpiece_tokenizer_learner_lib as learner,
-    )
-
     defaults = dict(
         upper_thresh=int(1e7),
         lower_thresh=10,
