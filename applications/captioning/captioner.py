@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from applications.captioning import export as captioning_export
 from applications.captioning.adapter import CaptionAdapter
 from applications.captioning.augment import random_crops
 from applications.captioning.config import CaptioningConfig
@@ -405,9 +406,7 @@ class Captioner(GeneratingBundle):
     def warmup_inputs(self):
         """One generated image; see `warmup_inputs` of
         `applications.captioning.export`."""
-        from applications.captioning.export import warmup_inputs
-
-        return warmup_inputs(self)
+        return captioning_export.warmup_inputs(self)
 
     def export(
         self,
@@ -426,9 +425,7 @@ class Captioner(GeneratingBundle):
         """Writes a SavedModel serving image bytes; see
         `export_captioning` (`sampling` is its `sampling`, `temperature`,
         `top_k`, `top_p`)."""
-        from applications.captioning.export import export_captioning
-
-        return export_captioning(
+        return captioning_export.export_captioning(
             self,
             path,
             beam_size,

@@ -5,7 +5,10 @@ import math
 import os
 import textwrap
 
+import matplotlib
 import numpy as np
+import tensorflow as tf
+from matplotlib import pyplot as plt
 
 # Each panel is PANEL_INCHES square with TITLE_INCHES above it for its word,
 # under a HEADER_INCHES band for the caption, at DPI dots per inch; the
@@ -83,11 +86,7 @@ def plot_caption_attention(
     Returns:
         `path`. The PNG is `overlay_size(len(words), columns)` pixels.
     """
-    import matplotlib
-
     matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     image = np.asarray(image)
     if image.dtype != np.uint8:
         image = np.clip(image.astype("float32"), 0.0, 1.0)
@@ -174,8 +173,6 @@ def plot_tokens_over_image(image, tokens, attention, path, caption=None):
         `path`.
     """
     if isinstance(image, bytes):
-        import tensorflow as tf
-
         image = tf.io.decode_image(
             image, channels=3, expand_animations=False, dtype=tf.float32
         ).numpy()  # (height, width, 3) in [0, 1], 8- or 16-bit alike

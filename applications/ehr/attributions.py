@@ -33,6 +33,9 @@ events, and `attribute_records` runs all three for `PatientRecords`.
 Padding gets zero from every method.
 """
 
+import json
+import os
+
 import numpy as np
 import tensorflow as tf
 from keras import ops
@@ -40,6 +43,7 @@ from keras.src.backend import get_keras_mask
 from keras.src.backend import set_keras_mask
 from scipy import stats
 
+from applications.ehr.metrics import auroc
 from applications.ehr.model import EVENT_ATTENTION_LAYER
 from applications.ehr.model import NOTE_ATTENTION_LAYER
 
@@ -383,8 +387,6 @@ def attention_reliance(risk_model, records, risk=None):
         A dict `auroc`, `uniform_auroc` (NaN without both classes) and
         `patients`.
     """
-    from applications.ehr.metrics import auroc
-
     arrays = risk_model.encode(records)
     arrays.pop("event_index")
     if risk is None:
@@ -400,9 +402,6 @@ def attention_reliance(risk_model, records, risk=None):
 def write_reliance(run_dir, reliance):
     """Writes `attention_reliance`'s dict to `run_dir` for `read_reliance`
     (`attention-zoo explain`'s page)."""
-    import json
-    import os
-
     path = os.path.join(run_dir, RELIANCE_FILE)
     with open(path, "w", encoding="utf-8") as file:
         json.dump(reliance, file)
@@ -411,9 +410,6 @@ def write_reliance(run_dir, reliance):
 def read_reliance(run_dir):
     """What `train ehr` wrote of `attention_reliance` for its test split,
     or None (runs from before it, or without a test split)."""
-    import json
-    import os
-
     path = os.path.join(run_dir, RELIANCE_FILE)
     if not os.path.exists(path):
         return None

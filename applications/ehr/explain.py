@@ -14,7 +14,12 @@ import html
 import os
 import re
 
+import matplotlib
 import numpy as np
+from matplotlib import pyplot as plt
+
+from applications.common.wordpiece import split_words
+from applications.ehr import attributions
 
 SHADE = (230, 85, 13)  # the dark end of matplotlib's "Oranges"
 # Under this change of risk with uniform attention weights, the page says
@@ -67,8 +72,6 @@ def explain_patient(risk_model, record, top_k=5):
         and `names` (code -> the data's readable name, for this record's
         codes that have one: FHIR's `display`).
     """
-    from applications.ehr import attributions
-
     output = risk_model.predict(record, top_k=top_k)
     scores = attributions.attribute_records(risk_model, record)
     codes = record.codes[0]
@@ -143,8 +146,6 @@ def note_segments(tokenizer, note, weights):
     tokenizer's words (normalization changed the splitting), the whole
     whitespace-free chunk gets its words' summed weight.
     """
-    from applications.common.wordpiece import split_words
-
     parts = [p for p in _WHITESPACE.split(note) if p]
     chunks = [p for p in parts if not _WHITESPACE.fullmatch(p)]
     if not chunks:
@@ -192,11 +193,7 @@ def plot_explanation(explanation, path, top_k=5):
     coloured and sized by weight, the `top_k` heaviest labelled with their
     weights unless under 2% of the heaviest) and, with a note, its words'
     weights in note order. Returns `path`."""
-    import matplotlib
-
     matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     cmap = plt.get_cmap("Oranges")
     words = [
         (text, weight)

@@ -10,6 +10,7 @@ from applications.common.bundle import SavedBundle
 from applications.common.inference import compiled_call
 from applications.common.wordpiece import PAD_ID as NOTE_PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
+from applications.ehr import export as risk_export
 from applications.ehr.config import EHRConfig
 from applications.ehr.encoding import LENGTH_MULTIPLE
 from applications.ehr.encoding import CodeVocabulary
@@ -369,11 +370,7 @@ class RiskModel(SavedBundle):
     ):
         """Writes a SavedModel serving raw events and notes; see
         `applications.ehr.export.export_risk_model`."""
-        # Imported on use: `export` does not import this module (the
-        # dependency goes one way), and training needs no export code.
-        from applications.ehr.export import export_risk_model
-
-        return export_risk_model(
+        return risk_export.export_risk_model(
             self,
             path,
             jit_compile=jit_compile,
@@ -384,9 +381,7 @@ class RiskModel(SavedBundle):
     def warmup_inputs(self):
         """One patient per event-count bucket of the export; see
         `applications.ehr.export.warmup_inputs`."""
-        from applications.ehr.export import warmup_inputs
-
-        return warmup_inputs(self)
+        return risk_export.warmup_inputs(self)
 
     def evaluate(self, records, num_bins=10, batch_size=256):
         """AUROC, AUPRC, Brier score and calibration of `records`.

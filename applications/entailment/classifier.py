@@ -9,8 +9,11 @@ import tensorflow as tf
 from applications.common.batch_padding import pad_to_length_multiple
 from applications.common.bundle import SavedBundle
 from applications.common.inference import compiled_call
+from applications.common.word_vectors import coverage_report
+from applications.common.word_vectors import load_word_vectors
 from applications.common.wordpiece import PAD_ID
 from applications.common.wordpiece import SubwordTokenizer
+from applications.entailment import export as entailment_export
 from applications.entailment.config import EntailmentConfig
 from applications.entailment.examples import LABELS
 from applications.entailment.examples import EntailmentExamples
@@ -102,9 +105,6 @@ class EntailmentClassifier(SavedBundle):
         Call before `fit`. Returns the coverage line of
         `applications.common.word_vectors.coverage_report`.
         """
-        from applications.common.word_vectors import coverage_report
-        from applications.common.word_vectors import load_word_vectors
-
         vocabulary = self.ensure_tokenizer(examples).vocabulary
         self.embeddings, found = load_word_vectors(
             path,
@@ -370,17 +370,13 @@ class EntailmentClassifier(SavedBundle):
     def warmup_inputs(self):
         """One pair per length bucket of the export; see `warmup_inputs`
         of `applications.entailment.export`."""
-        from applications.entailment.export import warmup_inputs
-
-        return warmup_inputs(self)
+        return entailment_export.warmup_inputs(self)
 
     def export(
         self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
     ):
         """Writes a SavedModel serving strings; see `export_entailment`."""
-        from applications.entailment.export import export_entailment
-
-        return export_entailment(
+        return entailment_export.export_entailment(
             self,
             path,
             jit_compile=jit_compile,

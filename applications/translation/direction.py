@@ -23,6 +23,8 @@ import sys
 import numpy as np
 
 from applications.common.flag_checks import UsageError
+from applications.common.wordpiece import UNK_ID
+from applications.common.wordpiece import split_words
 
 # Pairs scored: enough for a clear average, a single small batch.
 SAMPLE_PAIRS = 200
@@ -68,10 +70,6 @@ def sample(pairs, count=SAMPLE_PAIRS):
 def pieces_per_word(tokenizer, texts):
     """The subword pieces `tokenizer` spells `texts` in, per word, an
     `[UNK]` counting `UNKNOWN_PIECES` (0.0 for texts without words)."""
-    # TensorFlow only here: `train.py` checks its flags before loading it.
-    from applications.common.wordpiece import UNK_ID
-    from applications.common.wordpiece import split_words
-
     words = split_words(
         texts,
         tokenizer.lowercase,

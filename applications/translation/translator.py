@@ -7,6 +7,8 @@ import random
 import keras
 import numpy as np
 import tensorflow as tf
+from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import CHRF
 
 from applications.common import text_limits
 from applications.common.generating_bundle import GeneratingBundle
@@ -15,6 +17,7 @@ from applications.common.hypotheses import per_input
 from applications.common.hypotheses import return_value
 from applications.common.wordpiece import SubwordTokenizer
 from applications.translation import data
+from applications.translation import export as translation_export
 from applications.translation import sentences
 from applications.translation.config import TranslationConfig
 from applications.translation.model import build_translation_model
@@ -371,9 +374,6 @@ class Translator(GeneratingBundle):
             lower-cased; `bleu_signature` (sacreBLEU's, for papers),
             `examples` and `hypotheses`.
         """
-        from sacrebleu.metrics import BLEU
-        from sacrebleu.metrics import CHRF
-
         pairs = list(pairs)
         if not pairs:
             raise ValueError("`pairs` is empty: there is nothing to score.")
@@ -420,9 +420,7 @@ class Translator(GeneratingBundle):
     ):
         """Writes a SavedModel serving strings; see `export_translation`
         (`sampling` is its `sampling`, `temperature`, `top_k`, `top_p`)."""
-        from applications.translation.export import export_translation
-
-        return export_translation(
+        return translation_export.export_translation(
             self,
             path,
             beam_size,
@@ -439,9 +437,7 @@ class Translator(GeneratingBundle):
     def warmup_inputs(self):
         """One `text` per source-length bucket of the export; see
         `warmup_inputs` of `applications.translation.export`."""
-        from applications.translation.export import warmup_inputs
-
-        return warmup_inputs(self)
+        return translation_export.warmup_inputs(self)
 
     def describe(self):
         return json.loads(self.config.to_json())
