@@ -54,6 +54,7 @@ class Captioner(GeneratingBundle):
     # A beam of 3 (sampling: one draw per image), no length penalty.
     search_defaults = searches.SearchDefaults(searches.BeamSearch(beam_size=3))
     config_class = CaptioningConfig
+    serving_module = captioning_export.CaptioningServingModule
 
     def __init__(self, config=None, tokenizer=None, model=None, strategy=None):
         super().__init__(config, model, strategy)
@@ -407,37 +408,6 @@ class Captioner(GeneratingBundle):
         """One generated image; see `warmup_inputs` of
         `applications.captioning.export`."""
         return captioning_export.warmup_inputs(self)
-
-    def export(
-        self,
-        path,
-        beam_size=None,
-        length_penalty=None,
-        coverage_penalty=None,
-        num_results=None,
-        *,
-        search=None,
-        jit_compile=None,
-        metrics=None,
-        data_fingerprint=None,
-        **sampling,
-    ):
-        """Writes a SavedModel serving image bytes; see
-        `export_captioning` (`sampling` is its `sampling`, `temperature`,
-        `top_k`, `top_p`)."""
-        return captioning_export.export_captioning(
-            self,
-            path,
-            beam_size,
-            length_penalty,
-            coverage_penalty,
-            num_results,
-            search=search,
-            jit_compile=jit_compile,
-            metrics=metrics,
-            data_fingerprint=data_fingerprint,
-            **sampling,
-        )
 
 
 def _flat(captions):

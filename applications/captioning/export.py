@@ -1,5 +1,6 @@
-"""`export_captioning`: a SavedModel from encoded image bytes to captions,
-and `warmup_inputs`, the request that warms it up in TF Serving."""
+"""`CaptioningServingModule`, the SavedModel `Captioner.export` writes (from
+encoded image bytes to captions), and `warmup_inputs`, the request that
+warms it up in TF Serving."""
 
 import numpy as np
 import tensorflow as tf
@@ -120,76 +121,6 @@ class CaptioningServingModule(SearchServingModule):
         )
         with tf.control_dependencies([check]):
             return tf.identity(pixels)
-
-
-def export_captioning(
-    captioner,
-    path,
-    beam_size=None,
-    length_penalty=None,
-    coverage_penalty=None,
-    num_results=None,
-    *,
-    search=None,
-    jit_compile=None,
-    metrics=None,
-    data_fingerprint=None,
-    **sampling,
-):
-    """Writes `captioner` as a SavedModel to `path`, atomically.
-
-    The `serving_default` signature takes `image` (tf.string `[None]`,
-    encoded JPEG or PNG bytes) and returns `caption` (tf.string `[None]`),
-    `attention` (float32 `[None, max_length, H, W]`), `tokens`
-    (tf.string `[None, max_length]`, the token each heatmap belongs to,
-    `[END]` included, `""` after it) and `truncated` (bool `[None]`: the
-    caption reached `max_length` tokens without `[END]` and was cut there).
-    Image decoding, resizing (to
-    `image_size`) and detokenization run inside the graph; the search
-    (`search`, as `Captioner.caption` takes it: a beam of 3 by default,
-    `search=BeamSearch(beam_size=4)`; or its loose keyword arguments
-    `beam_size`, by default 3, or 1 when sampling, `length_penalty`,
-    `coverage_penalty`, `num_results` and `sampling`) is compiled with XLA
-    when `jit_compile` (`None`: when a GPU is visible). With `num_results
-    = N > 1` (at most `beam_size`) it also returns the beam's `N` best as
-    `captions` (tf.string `[None, N]`) with their `scores` (float32
-    `[None, N]`). With a `Sampling` search (`"temperature"`, `"top_k"` or
-    `"top_p"`, with `temperature`, `top_k`, `top_p` as in `caption`) the
-    export samples: `serving_default` draws a new seed per image and also
-    returns it as `seed` (int64 `[None]`), and the `seeded` signature
-    takes `image` and `seed` (int64 `[None]`, one per image) and returns
-    the same outputs; an image with seed `s` gets the caption
-    `caption(images, seed=[s], ...)` gives it, in any batch (see
-    `applications.common.search_serving`).
-    Loading needs TensorFlow and TensorFlow Text's ops (for the
-    detokenizer's vocabulary lookups only core ops are used, but the
-    tokenizer module is saved along). Bytes that do not decode (empty,
-    truncated, corrupt, not an image) give an `InvalidArgumentError`
-    naming `image` and their batch positions; an empty batch gives empty
-    outputs. The folder appears
-    only once complete, with the config, the vocabulary and
-    `metadata.json` (with `metrics`, `data_fingerprint` and the search
-    under `decoding`, see `attention_zoo.export.save_export`).
-
-    Returns:
-        `path`.
-    """
-    search = captioner.search_defaults.resolve(
-        search,
-        beam_size,
-        length_penalty,
-        coverage_penalty,
-        num_results,
-        **sampling,
-    )
-    return captioner.write_export(
-        CaptioningServingModule,
-        path,
-        jit_compile,
-        metrics,
-        data_fingerprint,
-        search=search,
-    )
 
 
 def warmup_inputs(captioner):

@@ -64,6 +64,8 @@ class SavedBundle:
     config_class = None
     examples_class = None
     tokenizer_dirs = {"tokenizer": "vocabulary"}
+    # The `attention_zoo.export.ServingModule` subclass `export` writes.
+    serving_module = None
     clipnorm = 5.0  # of the Adam optimizer `build` compiles with
     strategy = None
     # The epochs the weights have had when a run starts
@@ -349,6 +351,18 @@ class SavedBundle:
             raise ValueError(f"The {self.noun} has no model: call `fit` first.")
         return self.model
 
+    def export(
+        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+    ):
+        """Writes the bundle as a SavedModel to `path` (a new version
+        folder), atomically: its `serving_module`, whose docstring says
+        what the signatures take and return; see `write_export`. Loading
+        it needs only TensorFlow and TensorFlow Text's ops. Returns
+        `path`."""
+        return self.write_export(
+            self.serving_module, path, jit_compile, metrics, data_fingerprint
+        )
+
     def write_export(
         self,
         module_class,
@@ -358,7 +372,7 @@ class SavedBundle:
         data_fingerprint,
         **module_options,
     ):
-        """The body of every `export_<app>`: writes the serving module
+        """The body of `export`: writes the serving module
         `module_class(self, **module_options, jit_compile=...)` to `path`
         with `attention_zoo.export.save_export` (atomically, with the assets,
         `metadata.json` and `warmup_inputs()` as warm-up requests).

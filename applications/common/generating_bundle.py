@@ -51,3 +51,43 @@ class GeneratingBundle(SavedBundle):
             seed=seed,
             jit_compile=jit_compile,
         )
+
+    def export(
+        self,
+        path,
+        beam_size=None,
+        length_penalty=None,
+        coverage_penalty=None,
+        num_results=None,
+        *,
+        search=None,
+        jit_compile=None,
+        metrics=None,
+        data_fingerprint=None,
+        **sampling,
+    ):
+        """`SavedBundle.export` with the search its `serving_module`
+        compiles: `search` as the bundle's `decode` takes it (e.g.
+        `BeamSearch(beam_size=4)`), or its loose keyword arguments
+        `beam_size`, `length_penalty`, `coverage_penalty`, `num_results`
+        and `sampling` (`sampling`, `temperature`, `top_k`, `top_p`), read
+        by `search_defaults`. With `num_results = N > 1` the export also
+        returns the `N` best with their scores; a sampling search adds the
+        `seeded` signature (see `applications.common.search_serving`).
+        `metadata.json` records the search under `decoding`."""
+        search = self.search_defaults.resolve(
+            search,
+            beam_size,
+            length_penalty,
+            coverage_penalty,
+            num_results,
+            **sampling,
+        )
+        return self.write_export(
+            self.serving_module,
+            path,
+            jit_compile,
+            metrics,
+            data_fingerprint,
+            search=search,
+        )

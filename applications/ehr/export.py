@@ -1,4 +1,5 @@
-"""`export_risk_model`: a SavedModel that takes raw events and a note.
+"""`RiskServingModule`, the SavedModel `RiskModel.export` writes: it takes
+raw events and a note.
 
 The serving graph does what `RiskModel.encode` does in NumPy: it drops
 padding (empty codes) and events after the prediction time, sorts the rest
@@ -305,49 +306,6 @@ class RiskServingModule(ServingModule):
         )
         dense = ids.to_tensor(NOTE_PAD_ID)
         return tf.pad(dense, [[0, 0], [0, length - tf.shape(dense)[1]]]), cut
-
-
-def export_risk_model(
-    risk_model, path, *, jit_compile=None, metrics=None, data_fingerprint=None
-):
-    """Writes `risk_model` as a SavedModel to `path`, atomically.
-
-    The `serving_default` signature takes, for `B` patients with `N` event
-    slots each:
-
-    - `codes` tf.string `[None, None]`: event codes, `""` (or only
-      whitespace) = padding; an unknown code reads as the OOV code;
-    - `values` float32 `[None, None]`: NaN (or an infinity) where an event
-      has no value;
-    - `times` float32 `[None, None]`: hours since admission (as in the
-      long format), finite for every event;
-    - `prediction_time` float32 `[None]`: hours since admission, finite;
-      events after it are ignored, and the model sees
-      `prediction_time - times`;
-    - `note` tf.string `[None]`: the notes up to the prediction time,
-      joined (may be `""`),
-
-    and returns `risk` float32 `[None]`, `event_attention` float32 `[None,
-    None]` (per input event), `note_tokens` tf.string `[None, None]`,
-    `note_attention` float32 `[None, None]` and `truncated` bool `[None]`
-    (more than `max_events` events up to `prediction_time`, or a note of
-    more than `max_note_tokens` tokens: the model read the last ones; see
-    `RiskServingModule`).
-    Inputs of different shapes, or a non-finite time, fail the call with
-    an `InvalidArgumentError` naming the input.
-    The model is compiled with XLA when `jit_compile` (`None`: when a GPU
-    is visible). Loading needs only TensorFlow and TensorFlow Text's ops.
-    The folder appears only once complete, with the config, the note
-    vocabulary, the code list, the value scaler and `metadata.json` (with
-    `metrics` and `data_fingerprint`, see
-    `attention_zoo.export.save_export`); an existing one is replaced.
-
-    Returns:
-        `path`.
-    """
-    return risk_model.write_export(
-        RiskServingModule, path, jit_compile, metrics, data_fingerprint
-    )
 
 
 def warmup_inputs(risk_model):

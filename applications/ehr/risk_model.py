@@ -86,6 +86,7 @@ class RiskModel(SavedBundle):
     config_class = EHRConfig
     examples_class = PatientRecords
     tokenizer_dirs = {"note_tokenizer": NOTE_VOCABULARY_DIR}
+    serving_module = risk_export.RiskServingModule
 
     def __init__(
         self,
@@ -364,19 +365,6 @@ class RiskModel(SavedBundle):
             output["note_words"] = note_words
             output["note_attention"] = note_attention
         return output
-
-    def export(
-        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
-    ):
-        """Writes a SavedModel serving raw events and notes; see
-        `applications.ehr.export.export_risk_model`."""
-        return risk_export.export_risk_model(
-            self,
-            path,
-            jit_compile=jit_compile,
-            metrics=metrics,
-            data_fingerprint=data_fingerprint,
-        )
 
     def warmup_inputs(self):
         """One patient per event-count bucket of the export; see

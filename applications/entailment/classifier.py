@@ -61,6 +61,7 @@ class EntailmentClassifier(SavedBundle):
     examples_class = EntailmentExamples
     # `predict_function` pads token ids to a multiple of this many.
     length_multiple = 8
+    serving_module = entailment_export.EntailmentServingModule
 
     def __init__(
         self,
@@ -371,18 +372,6 @@ class EntailmentClassifier(SavedBundle):
         """One pair per length bucket of the export; see `warmup_inputs`
         of `applications.entailment.export`."""
         return entailment_export.warmup_inputs(self)
-
-    def export(
-        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
-    ):
-        """Writes a SavedModel serving strings; see `export_entailment`."""
-        return entailment_export.export_entailment(
-            self,
-            path,
-            jit_compile=jit_compile,
-            metrics=metrics,
-            data_fingerprint=data_fingerprint,
-        )
 
 
 def classification_report(labels, predictions, num_classes=len(LABELS)):

@@ -1,5 +1,6 @@
-"""`export_entailment`: a SavedModel that takes and returns strings, and
-`warmup_inputs`, the requests that warm it up in TF Serving."""
+"""`EntailmentServingModule`, the SavedModel `EntailmentClassifier.export`
+writes (it takes and returns strings), and `warmup_inputs`, the requests
+that warm it up in TF Serving."""
 
 import tensorflow as tf
 
@@ -91,33 +92,6 @@ class EntailmentServingModule(ServingModule):
         with tf.control_dependencies([check]):
             ids = ids[:, : self._max_length].to_tensor(PAD_ID)
         return ids, cut | (lengths > self._max_length)
-
-
-def export_entailment(
-    classifier, path, *, jit_compile=None, metrics=None, data_fingerprint=None
-):
-    """Writes `classifier` as a SavedModel to `path`, atomically.
-
-    The `serving_default` signature takes `premise` and `hypothesis`
-    (tf.string `[None]`, each cut to `max_length` tokens; not empty) and
-    returns `probabilities` (float32 `[None, 3]`), `label` (tf.string
-    `[None]`), `alignment` (float32 `[None, premise_len,
-    hypothesis_len]`) and `truncated` (bool `[None]`: a sentence of the
-    pair was cut). An empty or whitespace-only sentence fails the call
-    with an `InvalidArgumentError` naming it (a 400 over REST).
-    Tokenization runs inside the graph; the model is compiled with XLA
-    when `jit_compile` (`None`: when a GPU is visible). Loading needs only
-    TensorFlow and TensorFlow Text's ops. The folder appears only once
-    complete, with the config, the vocabulary and `metadata.json` (with
-    `metrics` and `data_fingerprint`, see `attention_zoo.export.save_export`);
-    an existing one is replaced.
-
-    Returns:
-        `path`.
-    """
-    return classifier.write_export(
-        EntailmentServingModule, path, jit_compile, metrics, data_fingerprint
-    )
 
 
 def warmup_inputs(classifier):

@@ -4,7 +4,8 @@ Builders (`rnn_model.build_rnn_translator`,
 `transformer_model.build_transformer_translator`), the
 `translator.Translator` that bundles tokenizers, model and compiled
 search, data loaders (`data`), the synthetic language pair (`synthetic`)
-and the export (`export.export_translation`). The package itself holds
+and the export (`export.TranslationServingModule`, which
+`Translator.export` writes). The package itself holds
 only `APPLICATION`, so that reading it does not start TensorFlow.
 """
 

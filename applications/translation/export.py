@@ -1,5 +1,6 @@
-"""`export_translation`: a SavedModel that takes and returns strings, and
-`warmup_inputs`, the requests that warm it up in TF Serving."""
+"""`TranslationServingModule`, the SavedModel `Translator.export` writes (it
+takes and returns strings), and `warmup_inputs`, the requests that warm it
+up in TF Serving."""
 
 import tensorflow as tf
 
@@ -90,81 +91,6 @@ class TranslationServingModule(SearchServingModule):
             )
             outputs["scores"] = join_scores(n_best["scores"], rows, batch)
         return outputs
-
-
-def export_translation(
-    translator,
-    path,
-    beam_size=None,
-    length_penalty=None,
-    coverage_penalty=None,
-    num_results=None,
-    *,
-    search=None,
-    jit_compile=None,
-    metrics=None,
-    data_fingerprint=None,
-    **sampling,
-):
-    """Writes `translator` as a SavedModel to `path`, atomically.
-
-    The `serving_default` signature takes `text` (tf.string `[None]`;
-    invalid UTF-8 bytes read as U+FFFD) and returns `translation`
-    (tf.string `[None]`, `""` for a text without tokens), `attention`
-    (float32 `[None, target_len, source_len]`) and `truncated` (bool
-    `[None]`); tokenization, sentence splitting and detokenization run
-    inside the graph. A text longer than `max_length` tokens is
-    translated sentence by sentence, and `truncated` is true for a text
-    of which some was still not read: a sentence longer than
-    `max_length` tokens (cut), more than `sentences.MAX_SENTENCES`
-    sentences, or more characters than that many sentences can hold
-    (cut before tokenization, so a huge request costs little). See
-    `TranslationServingModule` and `applications.translation.sentences`;
-    the metadata's `input_limits` give the numbers. The decoding
-    loop is compiled with XLA when `jit_compile` (`None`: when a GPU is
-    visible); `search` is the search, as `Translator.translate` takes it
-    (greedy by default; `search=BeamSearch(beam_size=4)`), or its loose
-    keyword arguments `beam_size`, `length_penalty`, `coverage_penalty`,
-    `num_results` and `sampling` (`sampling`, `temperature`, `top_k`,
-    `top_p`). With `num_results = N > 1`
-    (at most `beam_size`) it also returns the beam's `N` best as
-    `translations` (tf.string `[None, N]`) with their `scores` (float32
-    `[None, N]`), as `translate(..., num_results=N)` does.
-
-    With a `Sampling` search (`"temperature"`, `"top_k"` or `"top_p"`,
-    with `temperature`, `top_k`, `top_p` as in `translate`) the export
-    samples: `serving_default` draws a new seed per text and also
-    returns it as `seed` (int64 `[None]`), and the `seeded` signature
-    takes `text` and `seed` (int64 `[None]`, one per text) and returns
-    the same outputs. A text with seed `s` gets the translation
-    `translate([text], seed=[s], ...)` gives, in any batch (see
-    `applications.common.search_serving`).
-
-    Loading needs only TensorFlow and TensorFlow Text's ops. The folder
-    appears only once complete, with the config, the vocabularies and
-    `metadata.json` (with `metrics`, `data_fingerprint` and the search
-    under `decoding`, see `attention_zoo.export.save_export`, which
-    never replaces an existing version).
-
-    Returns:
-        `path`.
-    """
-    search = translator.search_defaults.resolve(
-        search,
-        beam_size,
-        length_penalty,
-        coverage_penalty,
-        num_results,
-        **sampling,
-    )
-    return translator.write_export(
-        TranslationServingModule,
-        path,
-        jit_compile,
-        metrics,
-        data_fingerprint,
-        search=search,
-    )
 
 
 def warmup_inputs(translator):

@@ -67,6 +67,7 @@ class Translator(GeneratingBundle):
         "source_tokenizer": "source_vocab",
         "target_tokenizer": "target_vocab",
     }
+    serving_module = translation_export.TranslationServingModule
 
     def __init__(
         self,
@@ -403,36 +404,6 @@ class Translator(GeneratingBundle):
             "examples": len(pairs),
             "hypotheses": hypotheses,
         }
-
-    def export(
-        self,
-        path,
-        beam_size=None,
-        length_penalty=None,
-        coverage_penalty=None,
-        num_results=None,
-        *,
-        search=None,
-        jit_compile=None,
-        metrics=None,
-        data_fingerprint=None,
-        **sampling,
-    ):
-        """Writes a SavedModel serving strings; see `export_translation`
-        (`sampling` is its `sampling`, `temperature`, `top_k`, `top_p`)."""
-        return translation_export.export_translation(
-            self,
-            path,
-            beam_size,
-            length_penalty,
-            coverage_penalty,
-            num_results,
-            search=search,
-            jit_compile=jit_compile,
-            metrics=metrics,
-            data_fingerprint=data_fingerprint,
-            **sampling,
-        )
 
     def warmup_inputs(self):
         """One `text` per source-length bucket of the export; see
