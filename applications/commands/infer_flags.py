@@ -18,6 +18,10 @@ which `refusals` around a command's `main` reports:
 An input the export cut (its `truncated` output, past the model card's
 `input_limits`) is said on stderr in one line (`warn_truncated`): the
 command still answers, as the export does.
+
+The commands' `--help` and these checks run before TensorFlow starts:
+NumPy, TensorFlow and the zoo's lookup (which imports Keras) are imported
+inside the functions that use them.
 """
 
 import argparse

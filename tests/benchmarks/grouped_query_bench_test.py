@@ -122,6 +122,7 @@ def test_compiled_loop_equals_stepping_by_hand():
     assert np.all(np.abs(loop_cache).sum(axis=(1, 3, 4)) > 0)
 
 
+@pytest.mark.slow
 def test_small_run_prints_a_row_per_candidate(capsys):
     results = bench.main(["--small"])
     out = capsys.readouterr().out

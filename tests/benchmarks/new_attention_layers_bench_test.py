@@ -72,6 +72,7 @@ def test_local_m_baseline_attends_to_the_band_only():
         np.testing.assert_allclose(_numpy(layer(**inputs))[:, 0], 0.0)
 
 
+@pytest.mark.slow
 def test_every_comparison_prints_a_row_per_candidate(capsys):
     argv = ["--small"]
     for name in bench.COMPARISONS:

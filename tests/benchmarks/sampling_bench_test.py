@@ -1,8 +1,11 @@
 """The sampling benchmark runs end to end, briefly, every search timed."""
 
+import pytest
+
 from benchmarks import sampling_bench as bench
 
 
+@pytest.mark.slow
 def test_a_small_run_times_every_search(capsys):
     times = bench.main(
         [

@@ -41,6 +41,7 @@ def test_serving_load_measures_every_cell(tmp_path):
     assert (tmp_path / "serving_load.json").exists()
 
 
+@pytest.mark.slow
 def test_serving_faults_new_and_corrupt_versions():
     rows = serving_faults.main(
         [

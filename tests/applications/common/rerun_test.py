@@ -138,6 +138,7 @@ def check_rerun(app, shared, tmp_path, monkeypatch, capsys):
     return run_dir, calls
 
 
+@pytest.mark.slow
 def test_a_finished_translation_run_goes_on_or_only_evaluates(
     shared, tmp_path, monkeypatch, capsys
 ):

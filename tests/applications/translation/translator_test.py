@@ -466,6 +466,7 @@ emit(result)
     )
 
 
+@pytest.mark.slow
 def test_export_serves_the_same_translations_without_the_project(
     translator, model_name, synthetic, served
 ):
@@ -479,6 +480,7 @@ def test_export_serves_the_same_translations_without_the_project(
     assert served["attention_shape"][1] == max(len(m) for m in maps)
 
 
+@pytest.mark.slow
 def test_n_best_export_serves_without_the_project(
     translator, model_name, synthetic, served
 ):
@@ -499,6 +501,7 @@ def test_n_best_export_serves_without_the_project(
     ]
 
 
+@pytest.mark.slow
 def test_exported_graph_uses_only_tensorflow_and_text_ops(
     model_name, exports, served
 ):
@@ -511,6 +514,7 @@ def test_exported_graph_uses_only_tensorflow_and_text_ops(
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attention", ATTENTIONS)
 def test_monotonic_and_local_attention_translate_save_and_export(
     attention, attention_translators, served, synthetic, tmp_path
@@ -532,6 +536,7 @@ def test_monotonic_and_local_attention_translate_save_and_export(
     assert not unknown, f"ops outside TensorFlow and TF Text: {unknown}"
 
 
+@pytest.mark.slow
 def test_reexport_never_replaces_and_failure_leaves_nothing(
     translator, exports, tmp_path, monkeypatch
 ):
@@ -581,6 +586,7 @@ def test_short_training_learns_the_synthetic_pair_and_its_alignment():
     assert alignment_accuracy(maps, alignments) > 0.8
 
 
+@pytest.mark.slow
 def test_saved_model_cli_lists_the_signature(model_name, served):
     # Run in `served`'s fresh process, on the plain export.
     shown = served["cli"][model_name]
