@@ -13,13 +13,13 @@ modules, bundle, generated data, tiny config and demo step through it:
     bundle.fit(*application.fit_arguments(40), verbose=0)
 
 An application package holds the modules it names: `train` (the
-`attention-zoo train NAME` command, a `main(argv)`), `flags` (that
-command's `parser()`, which imports no TensorFlow), `infer` (the command
+`attention-zoo train NAME` command, a `main(argv)`), `infer` (the command
 that answers from an export, `attention-zoo INFER_COMMAND`, a
-`main(argv)`),
-`synthetic` (generated data, with `fit_arguments(count, seed=0,
-**options)`) and `demo` (its `RECIPE` in `attention-zoo demo`). Nothing is
-imported until asked for, so that `attention-zoo --help` stays fast.
+`main(argv)`), `flags` (their parsers, `train_parser()` and
+`infer_parser()`, which import no TensorFlow), `synthetic` (generated
+data, with `fit_arguments(count, seed=0, **options)`) and `demo` (its
+`RECIPE` in `attention-zoo demo`). Nothing is imported until asked for,
+so that `attention-zoo --help` stays fast.
 """
 
 import dataclasses
@@ -69,10 +69,15 @@ class Application:
 
     @property
     def flags_module(self):
-        """The module of `train_module`'s flags: a `parser()` built
-        without TensorFlow, so that `attention-zoo train NAME` checks them
-        first."""
+        """The module of the commands' flags: `train_parser()` and
+        `infer_parser()`, built without TensorFlow, so that the commands
+        check their flags before `train_module` or `infer_module` is
+        imported."""
         return f"{self.package}.flags"
+
+    def flags(self):
+        """The `flags_module` (imports it; it imports no TensorFlow)."""
+        return importlib.import_module(self.flags_module)
 
     @property
     def infer_module(self):

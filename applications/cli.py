@@ -4,7 +4,7 @@
     attention-zoo demo [--out DIR] [--only APP ...] [--quick]
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
     attention-zoo train APP [--data PATH] [--epochs N] ...
-    attention-zoo SERVE_COMMAND MODEL ...     # run APP's export
+    attention-zoo INFER_COMMAND MODEL ...     # run APP's export
     attention-zoo models                      # the shipped models
     attention-zoo serve MODEL [TF Serving's flags]  # REST + gRPC server
 
@@ -14,6 +14,12 @@ own flags follow its name; `attention-zoo train APP --help` lists them.
 `attention-zoo demo` (the default job) trains every application briefly on
 its generated data, exports it, serves the export from a fresh process and
 prints a summary table (`applications.demo.run`).
+
+This is the one place that imports lazily to start fast: a job's flags
+are read by a parser that imports no TensorFlow (the applications'
+`flags`, `applications.commands.train_flags` / `infer_flags`,
+`applications.demo.flags`), and only then is the job's module, which
+imports what it uses at its top, imported (`_run`).
 """
 
 import argparse
@@ -21,10 +27,15 @@ import importlib
 import sys
 
 from applications import registry
+from applications.commands import infer_flags
+from applications.commands import train_flags
 from applications.common import startup
+from applications.demo import flags as demo_flags
 
-# Job name -> module with a `main(argv)`; imported only when chosen, so
-# `--help` stays fast.
+# Job name -> module with a `main(argv)`. Each job's flags are read first
+# by a parser that imports no TensorFlow (`_precheck`), so that `--help`
+# and a bad flag answer at once; then the job's module is imported, here
+# and nowhere else below `main` (`_run`).
 DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
@@ -35,6 +46,7 @@ _APPLICATIONS = registry.all_applications()
 TRAINERS = {app.name: app.train_module for app in _APPLICATIONS}
 COMMANDS = {app.infer_command: app.infer_module for app in _APPLICATIONS}
 COMMAND_HELP = {app.infer_command: app.infer_help for app in _APPLICATIONS}
+_COMMAND_APPLICATIONS = {app.infer_command: app.name for app in _APPLICATIONS}
 DEFAULT_JOB = ["demo"]
 
 
@@ -119,17 +131,20 @@ def _main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     argv = argv or DEFAULT_JOB
     if argv[0] in ("models", "serve"):
-        module = MODELS if argv[0] == "models" else SERVE
-        return importlib.import_module(module).main(argv[1:])
+        return _run(MODELS if argv[0] == "models" else SERVE, argv[1:])
     if argv[0] in COMMANDS:
         # Handed over untouched: argparse's REMAINDER would reject a leading
         # flag such as `caption --help`.
-        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        infer_flags.precheck(_COMMAND_APPLICATIONS[argv[0]], argv[1:])
+        return _run(COMMANDS[argv[0]], argv[1:])
     if argv[0] == "demo" and (len(argv) == 1 or argv[1] not in DEMOS):
         # The full demo, with its own flags (`demo --only APP`).
-        return importlib.import_module(FULL_DEMO).main(argv[1:])
+        demo_flags.parse(argv[1:])
+        return _run(FULL_DEMO, argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
+        # lazy: the version is the package's, and importing it starts
+        # TensorFlow (as a user who asks for it expects).
         from attention_zoo import __version__
 
         print(f"attention-zoo {__version__}")
@@ -138,16 +153,15 @@ def _main(argv=None):
         _parser().print_help()
         return 2
     if args.command == "demo":
-        module = DEMOS[args.name]
-    elif args.command == "train":
-        # Before the application, and TensorFlow, is imported.
-        from applications.commands import train_flags
+        return _run(DEMOS[args.name], args.args)
+    train_flags.precheck(args.name, args.args)
+    return _run(TRAINERS[args.name], args.args)
 
-        train_flags.precheck(args.name, args.args)
-        module = TRAINERS[args.name]
-    else:
-        module = COMMANDS[args.command]
-    return importlib.import_module(module).main(args.args)
+
+def _run(module, argv):
+    """`module.main(argv)`: the job's module imported once its flags are
+    read, the one import below `main` that waits for them."""
+    return importlib.import_module(module).main(argv)
 
 
 if __name__ == "__main__":

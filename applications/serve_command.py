@@ -12,9 +12,8 @@ its folder's name. The server is `attention_zoo.serving`.
 """
 
 from applications.common import zoo
+from attention_zoo.serving import server
 
 
 def main(argv=None):
-    from attention_zoo.serving import server
-
     return server.main(argv, resolve=zoo.resolve)

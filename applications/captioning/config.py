@@ -2,16 +2,14 @@
 
 import dataclasses
 
+from applications.captioning.option_checks import check_attention_mode
+from applications.captioning.option_checks import check_hard_options
+from applications.captioning.option_checks import check_prediction
 from applications.captioning.options import ATTENTIONS
-from applications.captioning.options import HARD_INFERENCES
 from applications.captioning.options import QUERIES
-from applications.captioning.options import check_attention_mode
-from applications.captioning.options import check_prediction
 from applications.common.config import AppConfig
 from attention_zoo.checks import check_choice
-from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int
-from attention_zoo.checks import check_probability
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,10 +88,12 @@ class CaptioningConfig(AppConfig):
         check_choice("attention_query", self.attention_query, QUERIES)
         check_prediction(self.prediction, self.attention)
         check_attention_mode(self.attention_mode, self.attention)
-        check_choice("hard_inference", self.hard_inference, HARD_INFERENCES)
-        check_non_negative("reinforce_weight", self.reinforce_weight)
-        check_non_negative("entropy_weight", self.entropy_weight)
-        check_probability("semi_sampling", self.semi_sampling)
+        check_hard_options(
+            self.hard_inference,
+            self.reinforce_weight,
+            self.entropy_weight,
+            self.semi_sampling,
+        )
         if self.encoder_stage is not None:
             check_positive_int("encoder_stage", self.encoder_stage)
         if not 0.0 <= self.dropout < 1.0:

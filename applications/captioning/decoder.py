@@ -61,11 +61,11 @@ from keras import ops
 from applications.captioning.attention_losses import add_reinforce_loss
 from applications.captioning.attention_losses import attention_penalty
 from applications.captioning.attention_losses import expectation_reads
+from applications.captioning.option_checks import check_attention_mode
+from applications.captioning.option_checks import check_hard_options
+from applications.captioning.option_checks import check_prediction
 from applications.captioning.options import ATTENTIONS
 from applications.captioning.options import QUERIES
-from applications.captioning.options import check_attention_mode
-from applications.captioning.options import check_hard_options
-from applications.captioning.options import check_prediction
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_non_negative
 from attention_zoo.checks import check_positive_int

@@ -4,17 +4,22 @@ shapes."""
 import base64
 import os
 
+import numpy as np
+import tensorflow as tf
+
+from applications.captioning import infer
+from applications.captioning import synthetic
+from applications.captioning.overlays import plot_caption_attention
+from applications.captioning.overlays import word_heatmaps
+from applications.captioning.train import SYNTHETIC_DEFAULTS
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
+from applications.demo.shipped import EXAMPLES_DIR
+from applications.demo.shipped import run_command
 
 
 def _image(settings):
     """A generated test image as `(pixels in [0, 1], PNG bytes)`."""
-    import numpy as np
-    import tensorflow as tf
-
-    from applications.captioning import synthetic
-    from applications.captioning.train import SYNTHETIC_DEFAULTS
 
     size = settings.get("image-size", SYNTHETIC_DEFAULTS["image_size"])
     images, _ = synthetic.fit_arguments(1, seed=SEED + 1, image_size=size)
@@ -33,9 +38,6 @@ def _describe(example, outputs):
 
 def _pictures(run_dir, settings, outputs, folder):
     """The reloaded export's own attention, over the image it was sent."""
-    from applications.captioning.overlays import plot_caption_attention
-    from applications.captioning.overlays import word_heatmaps
-
     image, _ = _image(settings)
     words, heatmaps = word_heatmaps(
         outputs["tokens"][0], outputs["attention"][0]
@@ -49,10 +51,6 @@ def _pictures(run_dir, settings, outputs, folder):
 
 def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
-    from applications.captioning import infer
-    from applications.demo.shipped import EXAMPLES_DIR
-    from applications.demo.shipped import run_command
-
     images = [os.path.join(EXAMPLES_DIR, e["image"]) for e in examples]
     path = os.path.join(pictures, f"{model.name}.png")
     output = run_command(infer.main, [model.name, *images, "--plot", path])

@@ -11,6 +11,7 @@ from applications.captioning.options import ATTENTIONS
 from applications.captioning.options import HARD_INFERENCES
 from applications.captioning.options import PREDICTIONS
 from applications.captioning.options import QUERIES
+from applications.commands import infer_flags
 from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 
@@ -22,7 +23,7 @@ FIELD_FLAGS = {
 }
 
 
-def parser():
+def train_parser():
     parser = FlagParser(
         prog="attention-zoo train captioning",
         description="Train a show-attend-tell image captioner, evaluate it "
@@ -167,4 +168,30 @@ def parser():
     train_flags.add_run_arguments(
         parser, "captioning", "checkpoints, vocabulary, config, pictures"
     )
+    return parser
+
+
+INFER_PROG = "attention-zoo caption"
+
+
+def infer_parser():
+    """The parser of `attention-zoo caption` (`infer.py`)."""
+    prog = INFER_PROG
+    parser = infer_flags.export_parser(
+        prog,
+        "Caption images with a captioning export (`attention-zoo train "
+        "captioning --export DIR`). One line per image: path<TAB>caption.",
+        [
+            f"{prog} captioning-flickr8k photo.jpg --plot attention.png",
+            f"{prog} saved_models/captioning dog.jpg cat.png",
+            f"{prog} saved_models/captioning dog.jpg --plot attention.png",
+        ],
+    )
+    parser.add_argument("images", nargs="+", help="JPEG / PNG files")
+    parser.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="write each image's attention figure (PNG, PNG-2, ...)",
+    )
+    infer_flags.add_seed_argument(parser, "image")
     return parser

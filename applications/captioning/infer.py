@@ -21,9 +21,15 @@ application's export and a folder without one (one line).
 import os
 import sys
 
-from applications.commands import infer_flags
+import tensorflow as tf
 
-PROG = "attention-zoo caption"
+from applications.captioning import flags
+from applications.captioning.images import check_images
+from applications.captioning.overlays import plot_tokens_over_image
+from applications.commands import infer_flags
+from applications.commands import infer_steps
+
+PROG = flags.INFER_PROG
 
 
 def plot_paths(path, count):
@@ -37,36 +43,13 @@ def plot_paths(path, count):
     ]
 
 
-def build_parser():
-    """The command's argument parser."""
-    parser = infer_flags.export_parser(
-        PROG,
-        "Caption images with a captioning export (`attention-zoo train "
-        "captioning --export DIR`). One line per image: path<TAB>caption.",
-        [
-            f"{PROG} captioning-flickr8k photo.jpg --plot attention.png",
-            f"{PROG} saved_models/captioning dog.jpg cat.png",
-            f"{PROG} saved_models/captioning dog.jpg --plot attention.png",
-        ],
-    )
-    parser.add_argument("images", nargs="+", help="JPEG / PNG files")
-    parser.add_argument(
-        "--plot",
-        metavar="PNG",
-        help="write each image's attention figure (PNG, PNG-2, ...)",
-    )
-    infer_flags.add_seed_argument(parser, "image")
-    return parser
-
-
 def main(argv=None):
-    parser = build_parser()
+    parser = flags.infer_parser()
     args = parser.parse_args(argv)
     with infer_flags.refusals(parser):
-        serve = infer_flags.load_export(
+        serve = infer_steps.load_export(
             args.directory, "captioning", seed=args.seed
         )
-        from applications.captioning.images import check_images
 
         _, bad = check_images(args.images)
         if bad:
@@ -76,9 +59,6 @@ def main(argv=None):
                     file=sys.stderr,
                 )
             return 2
-        import tensorflow as tf
-
-        from applications.captioning.overlays import plot_tokens_over_image
 
         encoded = []
         for path in args.images:
@@ -91,7 +71,7 @@ def main(argv=None):
         infer_flags.warn_truncated(
             PROG,
             [args.images[row] for row in _cut_rows(outputs)],
-            _cut(infer_flags.input_limits(args.directory)),
+            _cut(infer_steps.input_limits(args.directory)),
         )
         if args.plot:
             paths = plot_paths(args.plot, len(args.images))
@@ -115,7 +95,7 @@ def _cut_rows(outputs):
     export's `truncated`, or for exports written before it had one, the
     captions without `[END]` among their `tokens`."""
     if "truncated" in outputs:
-        return infer_flags.truncated_rows(outputs)
+        return infer_steps.truncated_rows(outputs)
     tokens = outputs["tokens"].numpy()
     return [row for row in range(len(tokens)) if b"[END]" not in tokens[row]]
 

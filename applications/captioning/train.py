@@ -30,11 +30,16 @@ import os
 from applications.captioning import data
 from applications.captioning import flags
 from applications.captioning import splits
+from applications.captioning.captioner import Captioner
 from applications.captioning.config import CaptioningConfig
+from applications.captioning.metrics import caption_metrics
 from applications.captioning.metrics import exact_match
 from applications.captioning.model import EFFICIENTNET_LITE0
+from applications.captioning.overlays import plot_tokens_over_image
 from applications.captioning.splits import Split  # noqa: F401  (train.Split)
+from applications.captioning.synthetic import attention_localisation
 from applications.commands import train_flags
+from applications.commands import train_steps
 
 # A model that learns the generated shapes in about two minutes on 2
 # cores: 32 px images (an 8 x 8 feature map) and no doubly stochastic
@@ -193,8 +198,6 @@ def check_splits(args, layout, train, validation, test):
 def _overlay(split, index, words, heatmaps, caption, path):
     """The attention figure of `split`'s image `index` (drawn over the
     original file at its own resolution when there is one)."""
-    from applications.captioning.overlays import plot_tokens_over_image
-
     image = split.images[index]
     if split.paths is not None:
         with open(split.paths[index], "rb") as f:
@@ -203,16 +206,12 @@ def _overlay(split, index, words, heatmaps, caption, path):
 
 
 def main(argv=None):
-    from applications.captioning.captioner import Captioner
-    from applications.captioning.metrics import caption_metrics
-    from applications.captioning.synthetic import attention_localisation
-
-    parser = flags.parser()
+    parser = flags.train_parser()
     with train_flags.usage_errors(parser):
-        args, strategy = train_flags.parse_flags(parser, argv)
+        args, strategy = train_steps.parse_flags(parser, argv)
         synthetic = not args.data
         _config(args, synthetic)  # a bad value, before the run folder
-        captioner = train_flags.start_run(
+        captioner = train_steps.start_run(
             Captioner,
             args,
             strategy,
@@ -235,7 +234,7 @@ def main(argv=None):
         )
         check_splits(args, layout, train, validation, test)
     run_dir = args.run_dir
-    chief = train_flags.fit_run(
+    chief = train_steps.fit_run(
         captioner,
         args,
         strategy,
@@ -249,7 +248,7 @@ def main(argv=None):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {captioner.model.count_params():,}")
 
-    search = train_flags.flag_search(args)
+    search = train_steps.flag_search(args)
     hypotheses, heatmaps, tokens = captioner.caption(
         test.images, search=search, return_attention=True
     )
@@ -296,7 +295,7 @@ def main(argv=None):
             beam_size=args.beam_size,
             **localisation,
         )
-        train_flags.export_next_version(
+        train_steps.export_next_version(
             captioner,
             args,
             metrics,

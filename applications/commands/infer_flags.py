@@ -1,37 +1,21 @@
-"""What the commands that run an export share: the export folder argument,
-its help with an example, and `load_export`, which checks that the folder
-holds the command's application's export before anything is fed to it.
+"""The flags of the commands that answer from an export (`attention-zoo
+translate`, `caption`, `predict`, `explain`): the export folder argument,
+`--seed`, the help with an example, and `refusals`, which turns a
+`UsageError` into the command's one-line usage error (exit code 2).
 
-Every problem with the folder ends the command with one line naming the
-folder and what to do, and exit code 2: the checks raise `UsageError`,
-which `refusals` around a command's `main` reports:
-
-- no such folder, a file, a folder without a SavedModel or an unreadable
-  SavedModel;
-- another application's export (its `metadata.json` says which), named
-  with the command that runs it (`applications.registry`);
-- an export whose `serving_default` takes other inputs than the
-  application's (`Application.export_inputs`), e.g. one without
-  `metadata.json`: the inputs it takes are named, and the application
-  whose inputs they are.
-
-An input the export cut (its `truncated` output, past the model card's
-`input_limits`) is said on stderr in one line (`warn_truncated`): the
-command still answers, as the export does.
-
-The commands' `--help` and these checks run before TensorFlow starts:
-NumPy, TensorFlow and the zoo's lookup (which imports Keras) are imported
-inside the functions that use them.
+Each application's `flags.infer_parser()` is built of these; they import
+no TensorFlow, so that `attention-zoo INFER_COMMAND` answers `--help` and
+refuses a bad flag (`precheck`) before the command's module, and
+TensorFlow, is imported (`applications.cli`). Loading and checking the
+export is `infer_steps`.
 """
 
 import argparse
 import contextlib
-import os
 import sys
 import textwrap
 
 from applications import registry
-from applications.common import startup
 from applications.common.flag_checks import UsageError
 
 SIGNATURE = "serving_default"
@@ -66,6 +50,14 @@ def export_parser(prog, description, examples):
     return parser
 
 
+def precheck(app, argv):
+    """`attention-zoo INFER_COMMAND`'s usage errors, before the command's
+    module (and TensorFlow) is imported: APP's `flags.infer_parser()`
+    reads `argv` and answers `--help` (exit code 0) or refuses a flag
+    (exit code 2)."""
+    registry.get(app).flags().infer_parser().parse_args(argv)
+
+
 @contextlib.contextmanager
 def refusals(parser):
     """Ends the command on a `UsageError` raised inside (by the checks
@@ -88,67 +80,6 @@ def warn_truncated(prog, items, what):
         )
 
 
-def truncated_rows(outputs):
-    """The rows an export's outputs say were cut (its bool `truncated`
-    output); none for an export without it (written before it had
-    one)."""
-    import numpy as np
-
-    truncated = outputs.get("truncated")
-    if truncated is None:
-        return []
-    return np.flatnonzero(np.asarray(truncated)).tolist()
-
-
-def input_limits(directory):
-    """The `input_limits` of the export `directory` names (see
-    `export_version`): input -> the length past which it is cut; `{}`
-    where its `metadata.json` has none or cannot be read."""
-    from attention_zoo.export import read_metadata
-
-    try:
-        metadata = read_metadata(export_version(directory))
-    except (OSError, ValueError):
-        return {}
-    limits = (
-        metadata.get("input_limits") if isinstance(metadata, dict) else None
-    )
-    return limits if isinstance(limits, dict) else {}
-
-
-def export_version(directory):
-    """The version folder to load in `directory`: the folder itself when
-    it holds `saved_model.pb`, else its newest numbered version (see
-    `attention_zoo.export.resolve_version`); a name that is not a path is
-    a shipped model's (`applications.common.zoo`). A `UsageError` when
-    there is none."""
-    from applications.common import zoo
-
-    if not os.path.exists(directory):
-        shipped = zoo.find(directory)
-        if shipped is None:
-            names = ", ".join(m.name for m in zoo.shipped_models()) or "none"
-            raise UsageError(
-                f"{directory} does not exist: expected an export folder or "
-                f"a shipped model's name ({names})",
-            )
-        directory = shipped.path
-    if not os.path.isdir(directory):
-        raise UsageError(f"{directory} is a file, not an export folder")
-    from attention_zoo.export import resolve_version
-
-    try:
-        path = resolve_version(directory)
-    except FileNotFoundError as error:
-        raise UsageError(str(error))
-    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
-        raise UsageError(
-            f"No SavedModel in {path!r} (no saved_model.pb): an unfinished "
-            "export or not an export",
-        )
-    return path
-
-
 def add_seed_argument(parser, noun):
     """`--seed N`: an export that samples draws `noun` `i` with seed
     `N + i` (its `seeded` signature), as `seed=N` does in Python."""
@@ -160,137 +91,3 @@ def add_seed_argument(parser, noun):
         "(the same seeds repeat the same output, as seed=N in Python); "
         "without it the export draws new seeds",
     )
-
-
-def load_export(directory, application, seed=None):
-    """The `serving_default` signature of `application`'s export in
-    `directory` (an export folder or a version folder), or with `seed`
-    its `seeded` signature, given the seeds `seed + i`.
-
-    The export's `metadata.json` is read first: another application's
-    export is refused before TensorFlow loads it. Then the signature's
-    inputs must be the application's `export_inputs`, whether or not the
-    metadata could be read; with `seed` the export must sample (have a
-    `seeded` signature). Every refusal is a `UsageError`.
-
-    Args:
-        directory: str, the folder given on the command line.
-        application: str, the command's application (`Application.name`).
-        seed: optional int, the first input's seed (`--seed`).
-
-    Returns:
-        The loaded signature, a callable taking the inputs as keyword
-        arguments (with `seed`, the seeds are added); TensorFlow's noise
-        on its first run (see `applications.common.startup`) is dropped.
-    """
-    from applications.common import zoo
-
-    path = export_version(directory)
-    exported = zoo.exported_application(path)
-    if exported is not None and exported != application:
-        raise UsageError(_other_export(path, directory, exported, application))
-    signatures = _load_signatures(path)
-    signature = signatures[SIGNATURE]
-    specs = signature.structured_input_signature[1]
-    expected = registry.get(application).export_inputs
-    if set(specs) != set(expected):
-        raise UsageError(_other_inputs(path, directory, specs, application))
-    if seed is None:
-        return startup.quietly(signature)
-    if SEEDED_SIGNATURE not in signatures:
-        raise UsageError(
-            f"--seed: the export in {path} does not sample (it has no "
-            f"{SEEDED_SIGNATURE} signature); export with sampling=... to "
-            "draw samples",
-        )
-    return startup.quietly(_with_seeds(signatures[SEEDED_SIGNATURE], seed))
-
-
-def _with_seeds(signature, seed):
-    """`signature` (`seeded`) called with the seeds `seed + i`."""
-    import numpy as np
-    import tensorflow as tf
-
-    def run(**inputs):
-        count = len(next(iter(inputs.values())))
-        seeds = np.arange(count, dtype="int64") + seed
-        return signature(**inputs, seed=tf.constant(seeds))
-
-    return run
-
-
-def _load_signatures(path):
-    """The signatures of the SavedModel in `path` (with `serving_default`),
-    or a `UsageError` naming the first line of TensorFlow's complaint."""
-    import tensorflow as tf
-
-    from attention_zoo.export import load_signatures
-
-    try:
-        signatures = load_signatures(path)
-    except (OSError, ValueError, tf.errors.OpError) as error:
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise UsageError(f"cannot load the SavedModel in {path}: {reason}")
-    if SIGNATURE not in signatures:
-        raise UsageError(
-            f"the SavedModel in {path} has no {SIGNATURE} signature"
-        )
-    return signatures
-
-
-def _other_export(path, directory, exported, application):
-    """Why `path`, an export of `exported`, is not served as
-    `application`'s, and what runs it."""
-    message = f"{path} is an export of {exported}, not of {application}"
-    if exported not in registry.APPLICATIONS:
-        return message
-    return f"{message}: {_how_to_run(exported, directory)}"
-
-
-def _other_inputs(path, directory, specs, application):
-    """Why the export in `path`, whose signature takes `specs` (name ->
-    `tf.TensorSpec`), is not served as `application`'s."""
-    from applications.common import zoo
-
-    takes = ", ".join(
-        f"{name} ({spec.dtype.name} {spec.shape.as_list()})"
-        for name, spec in sorted(specs.items())
-    )
-    expected = ", ".join(registry.get(application).export_inputs)
-    if zoo.exported_application(path) is not None:
-        return (
-            f"{path}'s {SIGNATURE} takes {takes}, not {expected} as "
-            f"{application} exports do"
-        )
-    message = (
-        f"{path} has no readable metadata.json and its {SIGNATURE} takes "
-        f"{takes}, not {expected}"
-    )
-    owner = _application_taking(set(specs))
-    if owner is None:
-        return message
-    article = "an" if owner[0] in "aeiou" else "a"
-    how = _how_to_run(owner, directory)
-    return f"{message}: it looks like {article} {owner} export: {how}"
-
-
-def _how_to_run(exported, directory):
-    """What runs an export of `exported` found in `directory`."""
-    described = registry.get(exported)
-    if not described.reads_exports:
-        return (
-            f"no attention-zoo command runs {exported} exports (serve it "
-            f"with TF Serving; `attention-zoo {described.infer_command}` "
-            f"reads a `train {exported}` run folder)"
-        )
-    return (
-        f"run it with `attention-zoo {described.infer_command} {directory} ...`"
-    )
-
-
-def _application_taking(names):
-    """The application whose export takes the inputs `names`, or None."""
-    for application in registry.all_applications():
-        if set(application.export_inputs) == names:
-            return application.name
-    return None

@@ -10,7 +10,7 @@ A run folder is in one of three states (`state`):
 - `FINISHED`: a config and recorded weights, no backup. With the same
   config the run goes on (more epochs) or is only evaluated and exported
   again (no more epochs); with another config it is never replaced
-  without `--overwrite` (`start`, which `train_flags.start_run` calls).
+  without `--overwrite` (`start`, which `train_steps.start_run` calls).
   A run that stopped between two epochs without a backup is one too: it
   goes on from the epochs it recorded.
 

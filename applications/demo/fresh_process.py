@@ -14,10 +14,17 @@ lines: inputs are named lists (bytes as `{"b64": "..."}`, TF Serving's JSON
 convention), outputs come back as lists, strings decoded as UTF-8.
 """
 
+import base64
+import glob
+import importlib.machinery
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
+
+import numpy as np
 
 BLOCKED_MODULES = (
     "keras",
@@ -80,9 +87,6 @@ def serve_in_fresh_process(export_dir, inputs, repeats=5, timeout=600):
 
 def _load_tensorflow_text_ops(tf):
     """Registers tensorflow-text's op libraries; returns how many loaded."""
-    import glob
-    import importlib.machinery
-
     # PathFinder ignores the blocked sys.modules entry and imports nothing.
     spec = importlib.machinery.PathFinder.find_spec("tensorflow_text")
     if spec is None:
@@ -103,9 +107,6 @@ def _load_tensorflow_text_ops(tf):
 
 def _tensor(value, spec, tf):
     """A request value as a tensor of the signature's `spec`."""
-    import base64
-
-    import numpy as np
 
     def decode(item):
         if isinstance(item, list):
@@ -142,9 +143,8 @@ def _reshape(flat, shape):
 
 def _serve(request):
     """Loads, warms up and times the export; returns the answer dict."""
-    import statistics
-    import time
-
+    # lazy: the script blocks Keras and this project before TensorFlow
+    # starts (`__main__` below); the module that imports it needs none.
     import tensorflow as tf
 
     op_libraries = _load_tensorflow_text_ops(tf)

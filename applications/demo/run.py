@@ -25,7 +25,6 @@ Run folders (checkpoints, vocabularies) go to `OUT/runs/APP/`; an
 interrupted demo run again with the same flags resumes its training.
 """
 
-import argparse
 import importlib
 import json
 import os
@@ -33,50 +32,16 @@ import shutil
 import time
 import traceback
 
+import keras
+
 from applications import registry
+from applications.demo import flags
 from applications.demo import table
+from applications.demo.flags import KERNEL_REGRESSION
+from applications.demo.flags import SHIPPED
 from applications.demo.fresh_process import serve_in_fresh_process
-
-KERNEL_REGRESSION = "kernel-regression"
-SHIPPED = "shipped"  # the shipped models, on their cards' examples
-CHOICES = (SHIPPED, KERNEL_REGRESSION) + registry.APPLICATIONS
-
-
-def _parser():
-    parser = argparse.ArgumentParser(
-        prog="attention-zoo demo",
-        description="Train, export, reload and serve every application "
-        "briefly on its generated data, gather the attention pictures and "
-        "print a summary table.",
-        epilog="`attention-zoo demo kernel-regression --help`: the "
-        "kernel-regression demo alone.",
-    )
-    parser.add_argument(
-        "--out",
-        default=os.path.join("outputs", "demo"),
-        help="folder for runs, exports, pictures and the summary "
-        "(default: outputs/demo)",
-    )
-    parser.add_argument(
-        "--only",
-        nargs="+",
-        choices=CHOICES,
-        metavar="APP",
-        help=f"run only these, in this order ({', '.join(CHOICES)})",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="tiny models and one epoch: checks the pipeline in well under "
-        "a minute per application, learns little",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=5,
-        help="timed calls of each export after a warm-up call (median)",
-    )
-    return parser
+from applications.demo.shipped import show_shipped_models
+from applications.kernel_regression.demo import run_demo
 
 
 class _Progress:
@@ -105,8 +70,6 @@ class _Progress:
 
 
 def _kernel_regression(out, quick, progress):
-    from applications.kernel_regression.demo import run_demo
-
     progress.stage("fitting the kernel bandwidth")
     run_dir = os.path.join(out, "runs", KERNEL_REGRESSION)
     result = run_demo(run_dir, epochs=20 if quick else 200)
@@ -130,8 +93,6 @@ def _kernel_regression(out, quick, progress):
 
 def _shipped(out, progress):
     """The shipped models on their cards' examples: their summary rows."""
-    from applications.demo.shipped import show_shipped_models
-
     progress.stage("the shipped models (saved_models/), on their examples")
     rows = []
     for shipped in show_shipped_models(os.path.join(out, "pictures")):
@@ -165,13 +126,14 @@ def _application(application, out, quick, repeats, progress):
     run_dir = os.path.join(out, "runs", name)
     export_root = os.path.join(out, "saved_models", name)
     before = _versions(export_root)
-    flags = recipe.flags(quick)
-    progress.stage(f"attention-zoo train {name} {' '.join(flags)}")
+    arguments = recipe.flags(quick)
+    progress.stage(f"attention-zoo train {name} {' '.join(arguments)}")
     trainer = importlib.import_module(application.train_module)
     # The demo's runs start anew each time (`--overwrite`): a rerun with
     # other settings (`--quick`) replaces the last one.
     code = trainer.main(
-        flags + ["--run-dir", run_dir, "--overwrite", "--export", export_root]
+        arguments
+        + ["--run-dir", run_dir, "--overwrite", "--export", export_root]
     )
     new = _versions(export_root) - before
     if code or not new:
@@ -234,11 +196,10 @@ def _cells(row):
 
 
 def main(argv=None):
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
-    names = list(dict.fromkeys(args.only or CHOICES))  # once each, in order
+    args = flags.parse(argv)
+    names = list(
+        dict.fromkeys(args.only or flags.CHOICES)
+    )  # once each, in order
     os.makedirs(os.path.join(args.out, "pictures"), exist_ok=True)
     progress = _Progress(len(names))
     rows = []
@@ -287,6 +248,4 @@ def main(argv=None):
 
 def _clear_session():
     """Frees the last application's models and graphs before the next."""
-    import keras
-
     keras.backend.clear_session()

@@ -5,14 +5,14 @@ import os
 
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
+from applications.ehr import infer
+from applications.ehr.data import split_patients
+from applications.ehr.synthetic import make_synthetic_patients
 
 
 def _patient(settings):
     """The record of the first planted positive of the test split (the
     first test patient when there is none), as `train ehr` splits them."""
-    from applications.ehr.data import split_patients
-    from applications.ehr.synthetic import make_synthetic_patients
-
     synthetic = make_synthetic_patients(
         settings["synthetic-patients"], seed=SEED
     )
@@ -43,8 +43,6 @@ def _describe(example, outputs):
 
 def _pictures(run_dir, settings, outputs, folder):
     """`attention-zoo explain` of the example's patient."""
-    from applications.ehr import infer
-
     patient = _patient(settings).patient_ids[0]
     page = os.path.join(folder, "ehr-explain.html")
     code = infer.main(

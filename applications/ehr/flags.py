@@ -5,6 +5,7 @@ answers `--help`, before the training code is imported
 (`train_flags.precheck`).
 """
 
+from applications.commands import infer_flags
 from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 from applications.ehr.options import ENCODERS
@@ -15,7 +16,7 @@ from applications.ehr.record_flags import add_record_arguments
 FIELD_FLAGS = {}
 
 
-def parser():
+def train_parser():
     parser = FlagParser(
         prog="attention-zoo train ehr",
         description="Train an attention risk model on patient records, "
@@ -35,5 +36,50 @@ def parser():
     parser.add_argument("--test-fraction", type=float, default=0.1)
     train_flags.add_run_arguments(
         parser, "ehr", "checkpoints, vocabularies, scaler, config"
+    )
+    return parser
+
+
+INFER_PROG = "attention-zoo explain"
+
+
+def infer_parser():
+    """The parser of `attention-zoo explain` (`infer.py`)."""
+    prog = INFER_PROG
+    parser = infer_flags.command_parser(
+        prog,
+        "Explain one patient's predicted risk with the model of an ehr run "
+        "folder (`attention-zoo train ehr --run-dir DIR`, not an export): "
+        "the attention over the events and the note, as HTML and PNG.",
+        [
+            f"{prog} outputs/ehr --patient p00007",
+            f"{prog} outputs/ehr --patient 20001 --data records/ "
+            "--out report.html",
+        ],
+    )
+    parser.add_argument(
+        "directory", help="the run folder of `train ehr` (--run-dir)"
+    )
+    parser.add_argument("--patient", required=True, help="the patient id")
+    add_record_arguments(parser)
+    parser.add_argument(
+        "--synthetic-patients",
+        type=int,
+        default=1500,
+        help="without --data: as many as `train ehr` made",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="without --data: its --seed"
+    )
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=5,
+        help="events and words named as the most attended",
+    )
+    parser.add_argument(
+        "--out",
+        default="report.html",
+        help="the HTML page; the PNG gets the same stem",
     )
     return parser

@@ -31,67 +31,25 @@ another application's run folder), exits with code 2 and one line.
 import os
 import sys
 
-from applications.commands import infer_flags
-from applications.ehr.record_flags import add_record_arguments
+import keras
 
-PROG = "attention-zoo explain"
+from applications.common.bundle import CONFIG_FILE
+from applications.common.training import WEIGHTS_FILE
+from applications.ehr import attributions
+from applications.ehr import flags
+from applications.ehr import train
+from applications.ehr.explain import explain_patient
+from applications.ehr.explain import plot_explanation
+from applications.ehr.explain import render_html
+from applications.ehr.risk_model import RiskModel
+from attention_zoo.export import resolve_version
 
-
-def build_parser():
-    """The command's argument parser."""
-    parser = infer_flags.command_parser(
-        PROG,
-        "Explain one patient's predicted risk with the model of an ehr run "
-        "folder (`attention-zoo train ehr --run-dir DIR`, not an export): "
-        "the attention over the events and the note, as HTML and PNG.",
-        [
-            f"{PROG} outputs/ehr --patient p00007",
-            f"{PROG} outputs/ehr --patient 20001 --data records/ "
-            "--out report.html",
-        ],
-    )
-    parser.add_argument(
-        "directory", help="the run folder of `train ehr` (--run-dir)"
-    )
-    parser.add_argument("--patient", required=True, help="the patient id")
-    add_record_arguments(parser)
-    parser.add_argument(
-        "--synthetic-patients",
-        type=int,
-        default=1500,
-        help="without --data: as many as `train ehr` made",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="without --data: its --seed"
-    )
-    parser.add_argument(
-        "--top-k",
-        type=int,
-        default=5,
-        help="events and words named as the most attended",
-    )
-    parser.add_argument(
-        "--out",
-        default="report.html",
-        help="the HTML page; the PNG gets the same stem",
-    )
-    return parser
+PROG = flags.INFER_PROG
 
 
 def main(argv=None):
-    parser = build_parser()
+    parser = flags.infer_parser()
     args = parser.parse_args(argv)
-    # Imported after parsing, so that `--help` needs no TensorFlow.
-    import keras
-
-    from applications.common.bundle import CONFIG_FILE
-    from applications.common.training import WEIGHTS_FILE
-    from applications.ehr import attributions
-    from applications.ehr import train
-    from applications.ehr.explain import explain_patient
-    from applications.ehr.explain import plot_explanation
-    from applications.ehr.explain import render_html
-    from applications.ehr.risk_model import RiskModel
 
     if keras.backend.backend() != "tensorflow":
         # Integrated gradients take TensorFlow's gradients; a run folder
@@ -182,8 +140,6 @@ def _cut(risk_model, explanation):
 
 def _not_a_run_folder(directory, files):
     """Why `directory` is not a run folder holding `files`, or None."""
-    from attention_zoo.export import resolve_version
-
     if not os.path.isdir(directory):
         state = "is a file" if os.path.exists(directory) else "does not exist"
         return f"{directory} {state}: pass the --run-dir of `train ehr`"

@@ -19,9 +19,14 @@ among them), and the export.
 import math
 
 from applications.commands import train_flags
+from applications.commands import train_steps
+from applications.ehr import attributions
 from applications.ehr import data
 from applications.ehr import flags
 from applications.ehr.config import EHRConfig
+from applications.ehr.risk_model import RiskModel
+from applications.ehr.synthetic import RISK_CODES
+from applications.ehr.synthetic import make_synthetic_patients
 
 # A model that learns the synthetic patients in a minute or two on 2 cores
 # (see `test_learns_the_planted_codes`).
@@ -54,8 +59,6 @@ def load_records(args):
         FileNotFoundError: for a missing file.
     """
     if not args.data:
-        from applications.ehr.synthetic import make_synthetic_patients
-
         synthetic = make_synthetic_patients(
             args.synthetic_patients, seed=args.seed
         )
@@ -85,8 +88,6 @@ def explain_positives(risk_model, test, synthetic, shown=3):
     """Prints the top events of a few test positives; on synthetic data,
     returns the share of planted positives with a planted code among
     their top `TOP_K` events (else None)."""
-    from applications.ehr.synthetic import RISK_CODES
-
     result = risk_model.predict(test, top_k=TOP_K)
     positives = [i for i in range(len(test)) if test.labels[i]]
     for i in positives[:shown]:
@@ -127,8 +128,6 @@ def write_reliance(risk_model, test, risk, run_dir):
     """Prints the test AUROC with uniform attention weights (`risk`: the
     model's test risks, already predicted), and writes it in the run
     folder for `attention-zoo explain`'s page."""
-    from applications.ehr import attributions
-
     reliance = attributions.attention_reliance(risk_model, test, risk)
     print(
         f"test AUROC with uniform attention weights: "
@@ -139,11 +138,9 @@ def write_reliance(risk_model, test, risk, run_dir):
 
 
 def main(argv=None):
-    from applications.ehr.risk_model import RiskModel
-
-    parser = flags.parser()
+    parser = flags.train_parser()
     with train_flags.usage_errors(parser):
-        args, strategy = train_flags.parse_flags(parser, argv)
+        args, strategy = train_steps.parse_flags(parser, argv)
         _config(args, not args.data)  # a bad value, before any data is read
         records, synthetic = load_records(args)
         train, validation, test = data.split_patients(
@@ -171,14 +168,14 @@ def main(argv=None):
                 config = config.replace(use_notes=False)
             return RiskModel(config, strategy=strategy)
 
-        risk_model = train_flags.start_run(
+        risk_model = train_steps.start_run(
             RiskModel,
             args,
             strategy,
             create,
             config=lambda: _config(args, synthetic is not None),
         )
-    if not train_flags.fit_run(risk_model, args, strategy, train, validation):
+    if not train_steps.fit_run(risk_model, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):
@@ -198,5 +195,5 @@ def main(argv=None):
             train.notes,
             train.labels,
         )
-        train_flags.export_next_version(risk_model, args, metrics, examples)
+        train_steps.export_next_version(risk_model, args, metrics, examples)
     return 0

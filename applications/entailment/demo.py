@@ -3,13 +3,17 @@ pairs."""
 
 import os
 
+from applications.common.plots import plot_heatmap
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
+from applications.demo.shipped import run_command
+from applications.entailment import infer
+from applications.entailment import synthetic
+from applications.entailment.classifier import EntailmentClassifier
+from applications.entailment.examples import LABELS
 
 
 def _example(settings):
-    from applications.entailment import synthetic
-
     (examples,) = synthetic.fit_arguments(1, seed=SEED + 1)
     return {
         "premise": [examples.premises[0]],
@@ -20,8 +24,6 @@ def _example(settings):
 def _describe(example, outputs):
     """`entailment (entailment 0.611, neutral 0.314, contradiction
     0.075)`: the label, then each class's probability by name."""
-    from applications.entailment.examples import LABELS
-
     shares = ", ".join(
         f"{name} {p:.3f}"
         for name, p in zip(LABELS, outputs["probabilities"][0])
@@ -31,11 +33,6 @@ def _describe(example, outputs):
 
 def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
-    from applications.common.plots import plot_heatmap
-    from applications.demo.shipped import run_command
-    from applications.entailment import infer
-    from applications.entailment.classifier import EntailmentClassifier
-
     argv = [model.name]
     for example in examples:
         argv += ["--premise", example["premise"]]

@@ -5,6 +5,7 @@ answers `--help`, before the training code is imported
 (`train_flags.precheck`).
 """
 
+from applications.commands import infer_flags
 from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 from applications.entailment import data
@@ -17,7 +18,7 @@ FIELD_FLAGS = {
 }
 
 
-def parser():
+def train_parser():
     parser = FlagParser(
         prog="attention-zoo train entailment",
         description="Train a decomposable-attention entailment classifier, "
@@ -76,4 +77,39 @@ def parser():
     train_flags.add_run_arguments(
         parser, "entailment", "checkpoints, vocabulary, config, pictures"
     )
+    return parser
+
+
+INFER_PROG = "attention-zoo predict"
+
+
+def infer_parser():
+    """The parser of `attention-zoo predict` (`infer.py`)."""
+    prog = INFER_PROG
+    parser = infer_flags.export_parser(
+        prog,
+        "Classify premise / hypothesis pairs with an entailment export "
+        "(`attention-zoo train entailment --export DIR`). One line per "
+        "pair: premise<TAB>hypothesis<TAB>label (each class's "
+        "probability).",
+        [
+            f'{prog} entailment-snli --premise "A man plays a guitar." '
+            '--hypothesis "A man is making music."',
+            f'{prog} saved_models/entailment --premise "a man is playing a '
+            'guitar" --hypothesis "a person plays music"',
+        ],
+    )
+    parser.add_argument(
+        "--premise",
+        action="append",
+        required=True,
+        help="a premise sentence (repeat with --hypothesis for more pairs)",
+    )
+    parser.add_argument(
+        "--hypothesis",
+        action="append",
+        required=True,
+        help="the hypothesis to classify against the premise of its pair",
+    )
+    parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
     return parser

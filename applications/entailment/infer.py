@@ -18,45 +18,21 @@ import os
 import re
 import sys
 
+import numpy as np
+import tensorflow as tf
+
 from applications.commands import infer_flags
+from applications.commands import infer_steps
 from applications.common.flag_checks import UsageError
+from applications.common.plots import plot_heatmap
+from applications.entailment import flags
+from applications.entailment.examples import LABELS
 
-PROG = "attention-zoo predict"
-
-
-def build_parser():
-    """The command's argument parser."""
-    parser = infer_flags.export_parser(
-        PROG,
-        "Classify premise / hypothesis pairs with an entailment export "
-        "(`attention-zoo train entailment --export DIR`). One line per "
-        "pair: premise<TAB>hypothesis<TAB>label (each class's "
-        "probability).",
-        [
-            f'{PROG} entailment-snli --premise "A man plays a guitar." '
-            '--hypothesis "A man is making music."',
-            f'{PROG} saved_models/entailment --premise "a man is playing a '
-            'guitar" --hypothesis "a person plays music"',
-        ],
-    )
-    parser.add_argument(
-        "--premise",
-        action="append",
-        required=True,
-        help="a premise sentence (repeat with --hypothesis for more pairs)",
-    )
-    parser.add_argument(
-        "--hypothesis",
-        action="append",
-        required=True,
-        help="the hypothesis to classify against the premise of its pair",
-    )
-    parser.add_argument("--plot", metavar="PNG", help="alignment heatmap")
-    return parser
+PROG = flags.INFER_PROG
 
 
 def main(argv=None):
-    parser = build_parser()
+    parser = flags.infer_parser()
     args = parser.parse_args(argv)
     with infer_flags.refusals(parser):
         if len(args.premise) != len(args.hypothesis):
@@ -70,8 +46,7 @@ def main(argv=None):
                 # any (e.g. only non-breaking spaces), answered below.
                 if _BLANK.fullmatch(text):
                     raise UsageError(f"--{flag} {index} is empty: {text!r}")
-        serve = infer_flags.load_export(args.directory, "entailment")
-        import tensorflow as tf
+        serve = infer_steps.load_export(args.directory, "entailment")
 
         try:
             outputs = serve(
@@ -88,8 +63,8 @@ def main(argv=None):
             print(f"{premise}\t{hypothesis}\t{label} ({class_shares(row)})")
         infer_flags.warn_truncated(
             PROG,
-            [f"pair {row + 1}" for row in infer_flags.truncated_rows(outputs)],
-            _cut(infer_flags.input_limits(args.directory)),
+            [f"pair {row + 1}" for row in infer_steps.truncated_rows(outputs)],
+            _cut(infer_steps.input_limits(args.directory)),
         )
         if args.plot:
             _plot(args, outputs["alignment"].numpy()[0], labels[0])
@@ -109,8 +84,6 @@ _EMPTY = re.compile(
 def class_shares(probabilities):
     """`entailment 0.611, neutral 0.314, contradiction 0.075`: each
     class's probability beside its name (columns in `LABELS` order)."""
-    from applications.entailment.examples import LABELS
-
     return ", ".join(
         f"{name} {p:.3f}" for name, p in zip(LABELS, probabilities)
     )
@@ -144,10 +117,6 @@ def _plot(args, alignment, label):
     """The first pair's alignment over its words (tokens as the export's
     WordPiece pieces are not returned, rows and columns are cut to the
     non-zero block)."""
-    import numpy as np
-
-    from applications.common.plots import plot_heatmap
-
     rows = int(np.sum(alignment.sum(-1) > 0))
     columns = int(np.sum(alignment.sum(0) > 0))
     weights = alignment[:rows, :columns]

@@ -17,10 +17,13 @@ import math
 import os
 
 from applications.commands import train_flags
+from applications.commands import train_steps
 from applications.common import packaged_vectors
 from applications.common.flag_checks import UsageError
+from applications.common.plots import plot_heatmap
 from applications.entailment import data
 from applications.entailment import flags
+from applications.entailment.classifier import EntailmentClassifier
 from applications.entailment.config import EntailmentConfig
 from applications.entailment.synthetic import make_synthetic_entailment
 
@@ -185,12 +188,9 @@ def print_report(name, report):
 
 
 def main(argv=None):
-    from applications.common.plots import plot_heatmap
-    from applications.entailment.classifier import EntailmentClassifier
-
-    parser = flags.parser()
+    parser = flags.train_parser()
     with train_flags.usage_errors(parser):
-        args, strategy = train_flags.parse_flags(parser, argv)
+        args, strategy = train_steps.parse_flags(parser, argv)
         try:
             _config(args, not args.data)  # a bad value, before the data
         except ImportError as error:  # a missing extra: a usage error
@@ -224,7 +224,7 @@ def main(argv=None):
                 raise ValueError(str(error)) from None
             return classifier
 
-        classifier = train_flags.start_run(
+        classifier = train_steps.start_run(
             EntailmentClassifier,
             args,
             strategy,
@@ -232,7 +232,7 @@ def main(argv=None):
             config=lambda: _config(args, not args.data),
         )
     run_dir = args.run_dir
-    if not train_flags.fit_run(classifier, args, strategy, train, validation):
+    if not train_steps.fit_run(classifier, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {classifier.model.count_params():,}")
     print_report("validation", classifier.evaluate(validation))
@@ -259,5 +259,5 @@ def main(argv=None):
     if args.export:
         metrics = {k: v for k, v in report.items() if k != "predictions"}
         examples = zip(train.premises, train.hypotheses, train.labels)
-        train_flags.export_next_version(classifier, args, metrics, examples)
+        train_steps.export_next_version(classifier, args, metrics, examples)
     return 0

@@ -14,7 +14,9 @@ import dataclasses
 import os
 
 import keras
+import matplotlib
 import numpy as np
+from matplotlib import pyplot as plt
 
 from attention_zoo.layers import KernelRegressionAttention
 
@@ -125,10 +127,7 @@ def predict(model, queries, data, return_weights=False):
 
 
 def _plot(data, curves, weights, out_dir):
-    import matplotlib
-
     matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
 
     os.makedirs(out_dir, exist_ok=True)
     fig, ax = plt.subplots(figsize=(5, 4.5))

@@ -5,11 +5,14 @@ import os
 
 from applications.demo.recipe import SEED
 from applications.demo.recipe import Recipe
+from applications.demo.shipped import run_command
+from applications.translation import infer
+from applications.translation import synthetic
+from applications.translation.evaluate import plot_attention
+from applications.translation.translator import Translator
 
 
 def _example(settings):
-    from applications.translation import synthetic
-
     (pairs,) = synthetic.fit_arguments(1, seed=SEED + 1)
     return {"text": [pairs[0][0]]}
 
@@ -20,11 +23,6 @@ def _describe(example, outputs):
 
 def _shipped(model, examples, pictures):
     """The shipped model on its card's examples (`Recipe.shipped`)."""
-    from applications.demo.shipped import run_command
-    from applications.translation import infer
-    from applications.translation.evaluate import plot_attention
-    from applications.translation.translator import Translator
-
     texts = [example["text"] for example in examples]
     output = run_command(infer.main, [model.name, *texts])
     translator = Translator.from_preset(model.name)

@@ -5,6 +5,7 @@ answers `--help`, before the training code is imported
 (`train_flags.precheck`).
 """
 
+from applications.commands import infer_flags
 from applications.commands import train_flags
 from applications.common.flag_checks import FlagParser
 from applications.translation.options import ATTENTIONS
@@ -18,7 +19,7 @@ FIELD_FLAGS = {
 }
 
 
-def parser():
+def train_parser():
     parser = FlagParser(
         prog="attention-zoo train translation",
         description="Train a translator, evaluate it and export it.",
@@ -82,4 +83,24 @@ def parser():
     train_flags.add_run_arguments(
         parser, "translation", "checkpoints, vocabularies, config, pictures"
     )
+    return parser
+
+
+INFER_PROG = "attention-zoo translate"
+
+
+def infer_parser():
+    """The parser of `attention-zoo translate` (`infer.py`)."""
+    prog = INFER_PROG
+    parser = infer_flags.export_parser(
+        prog,
+        "Translate texts with a translation export (`attention-zoo train "
+        "translation --export DIR`). One line per text: text<TAB>translation.",
+        [
+            f'{prog} translation-spa-eng "¿Dónde está la biblioteca?"',
+            f'{prog} saved_models/translation "el perro come pan" "hola"',
+        ],
+    )
+    parser.add_argument("texts", nargs="+", help="texts to translate")
+    infer_flags.add_seed_argument(parser, "text")
     return parser

@@ -14,39 +14,26 @@ empty text are refused with one line naming them (exit code 2).
 
 import sys
 
+import tensorflow as tf
+
 from applications.commands import infer_flags
+from applications.commands import infer_steps
 from applications.common.flag_checks import UsageError
+from applications.translation import flags
 
-PROG = "attention-zoo translate"
-
-
-def build_parser():
-    """The command's argument parser."""
-    parser = infer_flags.export_parser(
-        PROG,
-        "Translate texts with a translation export (`attention-zoo train "
-        "translation --export DIR`). One line per text: text<TAB>translation.",
-        [
-            f'{PROG} translation-spa-eng "¿Dónde está la biblioteca?"',
-            f'{PROG} saved_models/translation "el perro come pan" "hola"',
-        ],
-    )
-    parser.add_argument("texts", nargs="+", help="texts to translate")
-    infer_flags.add_seed_argument(parser, "text")
-    return parser
+PROG = flags.INFER_PROG
 
 
 def main(argv=None):
-    parser = build_parser()
+    parser = flags.infer_parser()
     args = parser.parse_args(argv)
     with infer_flags.refusals(parser):
         for index, text in enumerate(args.texts, 1):
             if not text.strip():
                 raise UsageError(f"text {index} is empty: {text!r}")
-        serve = infer_flags.load_export(
+        serve = infer_steps.load_export(
             args.directory, "translation", seed=args.seed
         )
-        import tensorflow as tf
 
         outputs = serve(text=tf.constant(args.texts))
         for text, translation in zip(
@@ -54,9 +41,9 @@ def main(argv=None):
         ):
             print(f"{text}\t{translation.decode('utf-8')}")
         sys.stdout.flush()
-        cut = [f"text {row + 1}" for row in infer_flags.truncated_rows(outputs)]
+        cut = [f"text {row + 1}" for row in infer_steps.truncated_rows(outputs)]
         if cut:
-            limits = infer_flags.input_limits(args.directory)
+            limits = infer_steps.input_limits(args.directory)
             infer_flags.warn_truncated(PROG, cut, _cut(limits))
         return 0
 

@@ -13,11 +13,15 @@ example translations, an attention heatmap PNG, and the export.
 import os
 
 from applications.commands import train_flags
+from applications.commands import train_steps
 from applications.translation import data
 from applications.translation import direction
 from applications.translation import flags
 from applications.translation.config import TranslationConfig
+from applications.translation.evaluate import alignment_accuracy
+from applications.translation.evaluate import plot_attention
 from applications.translation.synthetic import make_synthetic_pairs
+from applications.translation.translator import Translator
 
 # A small model that learns the synthetic pair in a few minutes on 2 cores.
 SYNTHETIC_DEFAULTS = dict(
@@ -67,13 +71,9 @@ def _load_pairs(args):
 
 
 def main(argv=None):
-    from applications.translation.evaluate import alignment_accuracy
-    from applications.translation.evaluate import plot_attention
-    from applications.translation.translator import Translator
-
-    parser = flags.parser()
+    parser = flags.train_parser()
     with train_flags.usage_errors(parser):
-        args, strategy = train_flags.parse_flags(parser, argv)
+        args, strategy = train_steps.parse_flags(parser, argv)
         _config(args, not args.data)  # a bad value, before any data is read
         pairs, synthetic = _load_pairs(args)
         train, validation, test = data.split_pairs(
@@ -93,7 +93,7 @@ def main(argv=None):
             "pairs",
             (train, validation, test),
         )
-        translator = train_flags.start_run(
+        translator = train_steps.start_run(
             Translator,
             args,
             strategy,
@@ -104,11 +104,11 @@ def main(argv=None):
         )
         direction.check_columns(args, translator, pairs)
     run_dir = args.run_dir
-    if not train_flags.fit_run(translator, args, strategy, train, validation):
+    if not train_steps.fit_run(translator, args, strategy, train, validation):
         return 0  # the chief evaluates, draws and exports
 
     print(f"parameters: {translator.model.count_params():,}")
-    scores = translator.evaluate(test, search=train_flags.flag_search(args))
+    scores = translator.evaluate(test, search=train_steps.flag_search(args))
     print(
         f"test BLEU {scores['bleu']:.2f} (lower-cased "
         f"{scores['bleu_lowercase']:.2f})  chrF {scores['chrf']:.2f} "
@@ -143,5 +143,5 @@ def main(argv=None):
     if args.export:
         metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
         metrics["beam_size"] = args.beam_size
-        train_flags.export_next_version(translator, args, metrics, train)
+        train_steps.export_next_version(translator, args, metrics, train)
     return 0

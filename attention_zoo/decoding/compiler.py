@@ -30,6 +30,7 @@ def compile_function(fn, jit_compile=True):
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
+        # lazy: the backend's own package: a JAX process loads no TensorFlow
         import tensorflow as tf
 
         # TensorFlow's "N out of the last M calls ... triggered tf.function
@@ -40,7 +41,7 @@ def compile_function(fn, jit_compile=True):
         fn = functools.partial(fn)
         return tf.function(fn, jit_compile=bool(jit_compile), autograph=False)
     if backend == "jax" and jit_compile:
-        import jax
+        import jax  # lazy: as `tensorflow` above
 
         return jax.jit(fn)
     return fn

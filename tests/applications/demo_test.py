@@ -98,7 +98,9 @@ def test_demo_rejects_unknown_applications(capsys):
 
 def test_recipes_flags_and_metrics():
     for name in registry.APPLICATIONS:  # every setting is a trainer flag
-        parser = importlib.import_module(f"applications.{name}.flags").parser()
+        parser = importlib.import_module(
+            f"applications.{name}.flags"
+        ).train_parser()
         for quick in (False, True):
             parser.parse_args(registry.get(name).demo_recipe().flags(quick))
     recipe = registry.get("translation").demo_recipe()

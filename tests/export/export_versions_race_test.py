@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from applications.commands import train_flags
+from applications.commands import train_steps
 from attention_zoo.export import atomic
 from attention_zoo.export import atomic_directory
 from attention_zoo.export import next_version
@@ -35,7 +35,7 @@ _WRITER = textwrap.dedent(
     package.__path__ = [os.path.join(root, "attention_zoo")]
     sys.modules["attention_zoo"] = package
 
-    from applications.commands import train_flags
+    from applications.commands import train_steps
     from attention_zoo.export import atomic_directory
 
 
@@ -54,7 +54,7 @@ _WRITER = textwrap.dedent(
 
 
     args = argparse.Namespace(export=base, jit_compile="off")
-    train_flags.export_next_version(Bundle(), args, {}, [])
+    train_steps.export_next_version(Bundle(), args, {}, [])
     """
 )
 
@@ -177,7 +177,7 @@ def test_export_next_version_takes_the_next_number(tmp_path, capsys):
             return path
 
     args = argparse.Namespace(export=str(tmp_path), jit_compile="auto")
-    path = train_flags.export_next_version(Bundle(), args, {}, [])
+    path = train_steps.export_next_version(Bundle(), args, {}, [])
     assert Bundle.attempts == [str(tmp_path / "2"), str(tmp_path / "3")]
     assert path == str(tmp_path / "3")
     assert capsys.readouterr().out.splitlines() == [

@@ -259,7 +259,7 @@ def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
     from applications.captioning import flags
     from applications.captioning import train
 
-    parser = flags.parser()
+    parser = flags.train_parser()
     assert train._config(parser.parse_args([]), True).prediction == "latent"
     assert train._config(parser.parse_args([]), False).prediction == "deep"
     baseline = train._config(parser.parse_args(["--no-attention"]), True)
@@ -275,7 +275,7 @@ def test_attention_mode_flags():
     from applications.captioning import flags
     from applications.captioning import train
 
-    parser = flags.parser()
+    parser = flags.train_parser()
     assert train._config(parser.parse_args([]), True).attention_mode == "soft"
     hard = train._config(
         parser.parse_args(
@@ -327,7 +327,7 @@ def test_augment_is_for_photographs_not_the_generated_shapes():
     from applications.captioning import flags
     from applications.captioning import train
 
-    parser = flags.parser()
+    parser = flags.train_parser()
     assert not train._config(parser.parse_args([]), False).augment
     assert train._config(parser.parse_args(["--augment"]), False).augment
     with pytest.raises(ValueError, match="left of"):

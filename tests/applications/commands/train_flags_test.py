@@ -49,7 +49,7 @@ def test_given_flags_override_values_which_override_defaults():
 @pytest.mark.parametrize("application", tiny_bundles.APPLICATIONS)
 def test_every_train_command_has_the_jit_compile_flag(application):
     flags = importlib.import_module(f"applications.{application}.flags")
-    parser = flags.parser()
+    parser = flags.train_parser()
     assert parser.parse_args([]).jit_compile == "auto"
     for flag, value in (("on", True), ("off", False), ("auto", None)):
         args = parser.parse_args(["--jit-compile", flag])

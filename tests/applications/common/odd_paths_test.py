@@ -11,6 +11,7 @@ import pytest
 
 from applications import cli
 from applications.commands import train_flags
+from applications.commands import train_steps
 from applications.common import flag_checks
 from applications.common.loaders import iter_lines
 from applications.common.loaders import read_once
@@ -95,8 +96,8 @@ def test_a_commands_fifo_is_read_once(tmp_path):
 
     fifo = tmp_path / "pairs.tsv"
     os.mkfifo(fifo)
-    parser = flags.parser()
-    args, _ = train_flags.parse_flags(parser, ["--data", str(fifo)])
+    parser = flags.train_parser()
+    args, _ = train_steps.parse_flags(parser, ["--data", str(fifo)])
 
     def load():
         format = train.data_format(args)

@@ -39,7 +39,7 @@ def _fake_finished_run(app, run_dir):
     makes (the weights file is never read: the run is refused)."""
     train_module = importlib.import_module(registry.get(app).train_module)
     flags = importlib.import_module(registry.get(app).flags_module)
-    args = flags.parser().parse_args(TINY_FLAGS[app])
+    args = flags.train_parser().parse_args(TINY_FLAGS[app])
     run_dir.mkdir()
     (run_dir / "config.json").write_text(
         train_module._config(args, True).to_json()

@@ -97,20 +97,21 @@ def test_mimic_folders_are_detected(tmp_path, monkeypatch):
     (tmp_path / "hosp").mkdir()
     (tmp_path / "hosp" / "admissions.csv.gz").write_bytes(b"")
     argv = ["--data", str(tmp_path), "--prediction-hours", "12"]
-    assert train.load_records(flags.parser().parse_args(argv))[1] is None
+    assert train.load_records(flags.train_parser().parse_args(argv))[1] is None
     assert calls == [12.0]
 
 
 @pytest.mark.parametrize("format", ["auto", "long", "mimic", "mimic3", "fhir"])
 def test_train_and_explain_read_records_of_every_format(format):
     from applications.ehr import data
-    from applications.ehr import infer
 
     assert format == "auto" or format in data.FORMATS
-    explain = infer.build_parser().parse_args(
+    explain = flags.infer_parser().parse_args(
         ["run", "--patient", "p1", "--format", format, "--data", "d"]
     )
-    trained = flags.parser().parse_args(["--format", format, "--data", "d"])
+    trained = flags.train_parser().parse_args(
+        ["--format", format, "--data", "d"]
+    )
     for args in (explain, trained):
         assert (args.format, args.data, args.prediction_hours) == (
             format,

@@ -71,7 +71,7 @@ def test_real_text_keeps_its_case_unless_lowercase_is_asked():
     from applications.translation import train
 
     for argv, lowercase in (([], False), (["--lowercase"], True)):
-        args = flags.parser().parse_args(argv)
+        args = flags.train_parser().parse_args(argv)
         assert train._config(args, synthetic=False).lowercase is lowercase
 
 
@@ -80,5 +80,5 @@ def test_attention_flag_takes_monotonic_and_local(attention):
     from applications.translation import flags
     from applications.translation import train
 
-    args = flags.parser().parse_args(["--attention", attention])
+    args = flags.train_parser().parse_args(["--attention", attention])
     assert train._config(args, synthetic=True).attention == attention
