@@ -57,6 +57,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
 from applications import registry  # noqa: E402
 from applications.captioning import train as captioning_train  # noqa: E402
@@ -302,9 +303,6 @@ def main(argv=None):
 
 def measure(args):
     """Per-call seconds of every `(app, jit, batch)`, in arrays."""
-
-    import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
-
     loaded = {}
     with tempfile.TemporaryDirectory() as directory:
         for app in args.apps:

@@ -163,14 +163,28 @@ def compiled(fn, mode="xla", autograph=True):
     `tf.function(jit_compile=True)` ("xla") on TensorFlow, `jax.jit` on
     JAX (whatever the mode)."""
     if BACKEND == "tensorflow":
-        import tensorflow as tf
-
-        return tf.function(fn, jit_compile=(mode == "xla"), autograph=autograph)
+        return _tensorflow().function(
+            fn, jit_compile=(mode == "xla"), autograph=autograph
+        )
     if BACKEND == "jax":
-        import jax
-
-        return jax.jit(fn)
+        return _jax().jit(fn)
     raise NotImplementedError(BACKEND)
+
+
+def _tensorflow():
+    """TensorFlow, imported on the TensorFlow backend only."""
+    # lazy: keeps JAX runs free of TensorFlow's start-up (about 2.5 s)
+    import tensorflow
+
+    return tensorflow
+
+
+def _jax():
+    """JAX, imported on the JAX backend only."""
+    # lazy: jax is no dependency (test extra), needed on its backend only
+    import jax
+
+    return jax
 
 
 def make_runner(layer, inputs, mode, backward):
@@ -188,7 +202,7 @@ def make_runner(layer, inputs, mode, backward):
     layer(**dict(zip(names, tensors)))
 
     if BACKEND == "tensorflow":
-        import tensorflow as tf
+        tf = _tensorflow()
 
         def forward(*xs):
             return layer(**dict(zip(names, xs)))
@@ -203,7 +217,7 @@ def make_runner(layer, inputs, mode, backward):
 
         fn = compiled(forward_backward if backward else forward, mode)
     else:
-        import jax
+        jax = _jax()
 
         trainable = [v.value for v in layer.trainable_variables]
         non_trainable = [v.value for v in layer.non_trainable_variables]

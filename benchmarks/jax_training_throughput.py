@@ -39,6 +39,7 @@ import time
 
 # The backend is the environment's: the children get KERAS_BACKEND.
 import keras
+import tensorflow as tf
 
 from applications import registry
 from benchmarks import harness
@@ -96,8 +97,6 @@ def measure(app, batch_size, batches, steps, epochs):
         shapes among the `batches`), `warmup_s`, `epoch_s` (the timed
         epochs' wall times) and `examples_per_s` (of the median epoch).
     """
-    import tensorflow as tf
-
     application = registry.get(app)
     bundle = application.bundle_class()(make_config(app, batch_size))
     data = application.fit_arguments(batches * batch_size)

@@ -31,6 +31,8 @@ import statistics
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import tensorflow as tf  # noqa: E402
+
 from applications import registry  # noqa: E402
 from applications.common import distribute  # noqa: E402
 from benchmarks import harness  # noqa: E402
@@ -88,8 +90,6 @@ def strategy_for(setup):
     """One strategy per setup for the whole run (as `make_strategy`
     gives): a second MirroredStrategy over the same devices would reuse
     the first one's collective keys."""
-    import tensorflow as tf
-
     if setup == "default":
         return None
     if setup == "mirrored x1":

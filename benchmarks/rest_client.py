@@ -1,6 +1,5 @@
 """The serving benchmarks' REST client: one kept-alive connection per
-client thread, as TF Serving's load tests use (standard library only, so
-that a client process imports neither Keras nor TensorFlow)."""
+client thread, as TF Serving's load tests use (standard library only)."""
 
 import http.client
 import json

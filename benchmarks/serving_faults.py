@@ -50,7 +50,19 @@ import tempfile
 import threading
 import time
 
-from benchmarks import rest_client
+# The serving benchmarks' backend, set before the harness imports Keras.
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import grpc  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow_serving.apis import predict_pb2  # noqa: E402
+from tensorflow_serving.apis import prediction_service_pb2_grpc  # noqa: E402
+
+from attention_zoo.export import atomic_directory  # noqa: E402
+from attention_zoo.serving.process import ServerProcess  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import rest_client  # noqa: E402
 
 MODEL = "scale"
 SCENARIOS = ("kill", "new version", "corrupt version")
@@ -63,9 +75,6 @@ FAILURE_PAUSE = 0.05
 def save_scaling_model(path, factor):
     """A SavedModel `serving_default(x: float32 [None]) -> {"y": factor *
     x}`, written atomically (as `export` writes versions)."""
-    import tensorflow as tf
-
-    from attention_zoo.export import atomic_directory
 
     class Scaling(tf.Module):
         @tf.function(
@@ -173,12 +182,6 @@ class Client:
         return error is None, predictions, None, error
 
     def _grpc(self, x):
-        import grpc
-        import numpy as np
-        import tensorflow as tf
-        from tensorflow_serving.apis import predict_pb2
-        from tensorflow_serving.apis import prediction_service_pb2_grpc
-
         if self._stub is None:
             self._channel = grpc.insecure_channel(
                 f"127.0.0.1:{self.ports['grpc_port']}",
@@ -277,8 +280,6 @@ def _version_state(server, version):
 
 def run_scenario(scenario, protocol, batching, args, folder):
     """One scenario under load: its row of the table."""
-    from attention_zoo.serving.process import ServerProcess
-
     base = os.path.join(folder, MODEL)
     save_scaling_model(os.path.join(base, "1"), 1.0)
     flags = _server_flags(base, batching, args.poll)
@@ -406,7 +407,6 @@ def _row(row):
 
 
 def main(argv=None):
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     args = parse_arguments(argv)
     rows = []
     print(_HEADER, flush=True)
@@ -423,8 +423,6 @@ def main(argv=None):
                 rows.append(row)
                 print(_row(row), flush=True)
     if args.out:
-        from benchmarks import harness
-
         harness.write_json(
             args.out, "serving_faults", rows, arguments=vars(args)
         )
@@ -443,8 +441,6 @@ def main(argv=None):
 
 
 def parse_arguments(argv=None):
-    from benchmarks import harness
-
     parser = harness.serving_parser(
         __doc__,
         "serving_faults",

@@ -54,20 +54,33 @@ per application and protocol. `--out` holds the JSON of every cell
 (`serving_load.json`) and the EHR export.
 """
 
+import base64
 import http.client
 import json
 import multiprocessing
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
 
-from benchmarks import rest_client
+# The serving benchmarks' backend, set before the harness imports Keras.
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-# The repository root (as `harness.ROOT`; the harness, which imports Keras,
-# is imported where it is used: the client processes import this module).
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import grpc  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
+from tensorflow_serving.apis import predict_pb2  # noqa: E402
+
+from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from attention_zoo.export import atomic_directory  # noqa: E402
+from attention_zoo.serving.process import ServerProcess  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import rest_client  # noqa: E402
+
+ROOT = harness.ROOT  # the repository root
 
 APPLICATIONS = ("translation", "entailment", "captioning", "ehr")
 # Not run by default: a SavedModel that returns its input, so that what a
@@ -123,8 +136,6 @@ IMAGE = "applications/demo/examples/chelsea.png"
 
 def make_examples(application):
     """`EXAMPLES` single-example inputs: name -> NumPy array (batch 1)."""
-    import numpy as np
-
     if application in ("translation", ECHO):
         return [{"text": np.array([s.encode()], object)} for s in SENTENCES]
     if application == "entailment":
@@ -144,8 +155,6 @@ def make_examples(application):
 
 def _photos():
     """8 JPEGs: crops and mirror images of the demo's photo."""
-    import tensorflow as tf
-
     with open(os.path.join(ROOT, IMAGE), "rb") as file:
         image = tf.io.decode_png(file.read(), channels=3)
     height, width = int(image.shape[0]), int(image.shape[1])
@@ -161,10 +170,6 @@ def _photos():
 
 def _patients():
     """8 generated patients, their events padded to the longest record."""
-    import numpy as np
-
-    from applications.ehr.synthetic import make_synthetic_patients
-
     records = make_synthetic_patients(EXAMPLES, seed=1).records
     width = max(len(codes) for codes in records.codes)
     examples = []
@@ -192,9 +197,6 @@ def _patients():
 
 def rest_body(application, example):
     """TF Serving's row layout of one example, as JSON bytes."""
-    import base64
-
-    import numpy as np
 
     def value(name, array):
         item = array[0]
@@ -213,9 +215,6 @@ def rest_body(application, example):
 
 def grpc_body(application, example):
     """A serialized `PredictRequest` of one example."""
-    import tensorflow as tf
-    from tensorflow_serving.apis import predict_pb2
-
     request = predict_pb2.PredictRequest()
     request.model_spec.name = application
     for name, array in example.items():
@@ -231,8 +230,6 @@ def _answer_value(value):
 
 
 def _tensors(signature, example):
-    import tensorflow as tf
-
     specs = signature.structured_input_signature[1]
     return {
         name: tf.constant(array, specs[name].dtype)
@@ -242,10 +239,6 @@ def _tensors(signature, example):
 
 def in_process(path, application, examples, seconds, warmup):
     """The ceiling: `(row, expected answers)` from the loaded export."""
-    import numpy as np
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
-
     signature = tf.saved_model.load(path).signatures["serving_default"]
     inputs = [_tensors(signature, example) for example in examples]
     output = CHECKED_OUTPUT[application]
@@ -311,15 +304,13 @@ def _quantile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-# The client process: threads sending requests, no TensorFlow calls.
+# The client process: threads sending requests, no TensorFlow calls. It
+# imports this module, so TensorFlow's package too (as the gRPC protos
+# would anyway), before any cell: nothing of it runs in a measured window.
 
 
 def _client_process(connection):
     """Runs the cells the benchmark sends, until it sends `None`."""
-    # Imported once here, not in the clients' first requests (it brings
-    # TensorFlow's protos, so TensorFlow's package).
-    from tensorflow_serving.apis import predict_pb2  # noqa: F401
-
     while True:
         job = connection.recv()
         if job is None:
@@ -485,9 +476,6 @@ class _Sender:
         return None, _answer_value(predictions[0][self.output])
 
     def _grpc(self, body):
-        import grpc
-        from tensorflow_serving.apis import predict_pb2
-
         if self._channel is None:
             self._channel = grpc.insecure_channel(
                 f"127.0.0.1:{self.port}",
@@ -507,8 +495,6 @@ class _Sender:
 def _first_value(tensor):
     """The first element of a string or float32 `TensorProto` (the checked
     outputs), as str or float."""
-    import numpy as np
-
     if tensor.string_val:
         return tensor.string_val[0].decode()
     if tensor.tensor_content:
@@ -529,8 +515,6 @@ def ehr_export(out):
     """The EHR export under `out`, trained (about 20 s) the first time."""
     base = os.path.join(out, "ehr-model")
     if not (os.path.isdir(base) and any(v.isdigit() for v in os.listdir(base))):
-        import subprocess
-
         command = [
             sys.executable,
             "-m",
@@ -558,9 +542,6 @@ def echo_export(out):
     base = os.path.join(out, "echo-model-2")
     path = os.path.join(base, "1")
     if not os.path.isdir(path):
-        import tensorflow as tf
-
-        from attention_zoo.export import atomic_directory
 
         class Echo(tf.Module):
             @tf.function(
@@ -590,8 +571,6 @@ def batching_file(out, args):
 
 
 def start_server(application, base, batching, out, args):
-    from attention_zoo.serving.process import ServerProcess
-
     monitoring = os.path.join(out, "monitoring.config")
     with open(monitoring, "w") as file:
         file.write("prometheus_config { enable: true }\n")
@@ -611,9 +590,6 @@ def start_server(application, base, batching, out, args):
 def check_server(server, application, rest_bodies, grpc_bodies, expected):
     """Every example once per protocol, before the load: the answer the
     signature gives in process."""
-    import tensorflow as tf
-    from tensorflow_serving.apis import predict_pb2
-
     output = CHECKED_OUTPUT[application]
     channel = server.channel()
     stub = server.prediction_stub(channel)
@@ -838,14 +814,10 @@ def print_summary(results, args):
 
 
 def _write(out, results):
-    from benchmarks import harness
-
     harness.write_json(out, "serving_load", results)
 
 
 def parse_arguments(argv=None):
-    from benchmarks import harness
-
     parser = harness.serving_parser(
         __doc__,
         "serving_load",
@@ -878,7 +850,6 @@ def parse_arguments(argv=None):
 
 
 def main(argv=None):
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     measure(parse_arguments(argv))
 
 

@@ -36,9 +36,11 @@ from applications.ehr import faithfulness  # noqa: E402
 from applications.ehr import train as cli  # noqa: E402
 from applications.ehr.config import EHRConfig  # noqa: E402
 from applications.ehr.metrics import auroc  # noqa: E402
+from applications.ehr.mimic import load_mimic_iv  # noqa: E402
 from applications.ehr.model import EVENT_ATTENTION_LAYER  # noqa: E402
 from applications.ehr.records import split_patients  # noqa: E402
 from applications.ehr.risk_model import RiskModel  # noqa: E402
+from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from experiments import SHARED_DATA  # noqa: E402
 
 MIMIC_IV = os.path.join(SHARED_DATA, "mimic-iv-demo")
@@ -60,15 +62,11 @@ def _parser():
 def _load(args):
     """`(records, planted, config)`; `planted` None for real data."""
     if args.dataset == "synthetic":
-        from applications.ehr.synthetic import make_synthetic_patients
-
         synthetic = make_synthetic_patients(args.patients, seed=args.seed)
         config = EHRConfig(
             **dict(cli.SYNTHETIC_DEFAULTS, epochs=args.epochs, seed=args.seed)
         )
         return synthetic.records, synthetic.planted_events, config
-    from applications.ehr.mimic import load_mimic_iv
-
     records = load_mimic_iv(MIMIC_IV)
     config = EHRConfig(use_notes=False, epochs=args.epochs, seed=args.seed)
     return records, None, config

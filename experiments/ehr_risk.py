@@ -54,11 +54,13 @@ from applications.ehr import train as cli  # noqa: E402
 from applications.ehr.config import EHRConfig  # noqa: E402
 from applications.ehr.data import CodeVocabulary  # noqa: E402
 from applications.ehr.data import ValueScaler  # noqa: E402
+from applications.ehr.data import load_records  # noqa: E402
 from applications.ehr.data import split_patients  # noqa: E402
 from applications.ehr.risk_model import RiskModel  # noqa: E402
 from applications.ehr.risk_model import auprc  # noqa: E402
 from applications.ehr.risk_model import auroc  # noqa: E402
 from applications.ehr.risk_model import brier_score  # noqa: E402
+from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 PENALTIES = (0.01, 0.1, 1.0, 10.0)  # L2 strength per (weighted) example
@@ -341,13 +343,9 @@ def main(argv=None):
     for dataset in args.datasets:
         print(f"\n## {dataset}", flush=True)
         if dataset == "synthetic":
-            from applications.ehr.synthetic import make_synthetic_patients
-
             synthetic = make_synthetic_patients(1500, seed=0)
             records, overrides = synthetic.records, cli.SYNTHETIC_DEFAULTS
         else:
-            from applications.ehr.data import load_records
-
             name = {"mimic": "mimic-iv-demo", "mimic3": "mimic-iii-demo"}
             path = os.path.join(SHARED, name[dataset])
             if not os.path.isdir(path):

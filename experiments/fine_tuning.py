@@ -30,6 +30,11 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from applications.entailment import data as entailment_data  # noqa: E402
+from applications.entailment.classifier import EntailmentClassifier  # noqa: E402
+from applications.entailment.config import EntailmentConfig  # noqa: E402
+from applications.translation import data as translation_data  # noqa: E402
+from applications.translation.translator import Translator  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
@@ -43,15 +48,12 @@ def _train(bundle, train, validation, epochs, patience, learning_rate):
 
 
 def translation(args):
-    from applications.translation import data
-    from applications.translation.translator import Translator
-
-    pairs = data.load_tsv_pairs(
+    pairs = translation_data.load_tsv_pairs(
         os.path.join(SHARED, "spa-eng", "spa.txt.gz"),
         source_column=1,
         target_column=0,
     )
-    _, held_out, test = data.split_pairs(
+    _, held_out, test = translation_data.split_pairs(
         pairs, 0.05, 0.05, seed=0, group_by="source"
     )
     mine = held_out[: args.pairs]
@@ -86,14 +88,10 @@ def translation(args):
 
 
 def entailment(args):
-    from applications.entailment import data
-    from applications.entailment.classifier import EntailmentClassifier
-    from applications.entailment.config import EntailmentConfig
-
     path = os.path.join(SHARED, "sick", "SICK.txt.gz")
-    train = data.load_sick(path, "train")
-    validation = data.load_sick(path, "trial")
-    test = data.load_sick(path, "test")
+    train = entailment_data.load_sick(path, "train")
+    validation = entailment_data.load_sick(path, "trial")
+    test = entailment_data.load_sick(path, "test")
     print(f"SICK: {len(train)} train / {len(validation)} trial / "
           f"{len(test)} test pairs")  # fmt: skip
     rows = []

@@ -30,14 +30,31 @@ import subprocess
 import sys
 import time
 
+import sacrebleu
+import tensorflow as tf
+
+from applications import registry
+from applications.captioning import layout as layouts
+from applications.captioning import splits
+from applications.captioning.metrics import caption_metrics
+from applications.common import startup
+
+# The card's figures and the examples' files: where the demo reads them.
+from applications.demo.shipped import CARD_JSON
+from applications.demo.shipped import EXAMPLES_DIR
+from applications.entailment import data as entailment_data
+from applications.translation import data as translation_data
+from attention_zoo.export import load_signature
+from attention_zoo.export import read_metadata
+from attention_zoo.export import read_warmup_requests
+from attention_zoo.export import resolve_version
+from attention_zoo.export import write_warmup_requests
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 # How the cards write paths into ../shared/data (run from the checkout).
 SHARED_PREFIX = "../shared/data"
-# The card's figures and the examples' files: where the demo reads them.
-from applications.demo.shipped import CARD_JSON  # noqa: E402
-from applications.demo.shipped import EXAMPLES_DIR  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,8 +323,6 @@ def example_inputs(recipe):
 
 def run_examples(signature, recipe):
     """The card's examples: inputs and the export's outputs (JSON)."""
-    import tensorflow as tf
-
     outputs = signature(
         **{k: tf.constant(v) for k, v in example_inputs(recipe).items()}
     )
@@ -338,34 +353,27 @@ def test_sample(name, data_root=SHARED_DATA):
     flags = dict(zip(recipe.flags[::2], recipe.flags[1::2]))
     data_path = flags["--data"].format(data=data_root)
     if recipe.application == "translation":
-        from applications.translation import data
-
-        pairs = data.load_tsv_pairs(
+        pairs = translation_data.load_tsv_pairs(
             data_path,
             source_column=int(flags["--source-column"]),
             target_column=int(flags["--target-column"]),
         )
-        _, _, test = data.split_pairs(
+        _, _, test = translation_data.split_pairs(
             pairs, 0.05, 0.05, seed=0, group_by="source"
         )
         test = test[: recipe.sample]
         return {"text": [s for s, _ in test]}, [t for _, t in test]
     if recipe.application == "entailment":
-        from applications.entailment import data
-
-        test = data.load_snli_split(data_path, flags["--test-split"])
+        test = entailment_data.load_snli_split(data_path, flags["--test-split"])
         n = min(recipe.sample, len(test))
         return (
             {
                 "premise": list(test.premises[:n]),
                 "hypothesis": list(test.hypotheses[:n]),
             },
-            [data.LABELS[label] for label in test.labels[:n]],
+            [entailment_data.LABELS[label] for label in test.labels[:n]],
         )
     if recipe.application == "captioning":
-        from applications.captioning import layout as layouts
-        from applications.captioning import splits
-
         found = layouts.find_layout(data_path)
         (_, _, test), _ = splits.load_splits(found)
         images = []
@@ -379,8 +387,6 @@ def test_sample(name, data_root=SHARED_DATA):
 def score_sample(name, signature, data_root=SHARED_DATA, batch_size=64):
     """`(metric name, value, examples)` of the export's `signature` on
     NAME's test sample: cased sacreBLEU, accuracy or BLEU-4."""
-    import tensorflow as tf
-
     recipe = RECIPES[name]
     inputs, references = test_sample(name, data_root)
     count = len(references)
@@ -397,15 +403,11 @@ def score_sample(name, signature, data_root=SHARED_DATA, batch_size=64):
             text.decode("utf-8") for text in signature(**batch)[key].numpy()
         ]
     if recipe.application == "translation":
-        import sacrebleu
-
         bleu = sacrebleu.corpus_bleu(produced, [references]).score
         return "BLEU", bleu, count
     if recipe.application == "entailment":
         right = sum(p == r for p, r in zip(produced, references))
         return "accuracy", 100.0 * right / count, count
-    from applications.captioning.metrics import caption_metrics
-
     return "BLEU-4", caption_metrics(produced, references)["bleu_4"], count
 
 
@@ -567,11 +569,6 @@ def write_card(name, out, figures):
 def build(name, out, runs):
     """Trains, exports, scores and writes the card of NAME; returns the
     card's figures."""
-    from applications.common import startup
-    from attention_zoo.export import load_signature
-    from attention_zoo.export import read_metadata
-    from attention_zoo.export import resolve_version
-
     minutes, output = train(name, out, runs)
     version = resolve_version(os.path.join(out, name))
     metadata = read_metadata(version)
@@ -611,13 +608,6 @@ def write_warmup(name, out):
     on the export, as TF Serving will when it loads it. Returns
     `(path, requests, seconds)`: the file, how many requests it holds and
     how long replaying them took."""
-    from applications import registry
-    from applications.common import startup
-    from attention_zoo.export import load_signature
-    from attention_zoo.export import read_warmup_requests
-    from attention_zoo.export import resolve_version
-    from attention_zoo.export import write_warmup_requests
-
     version = resolve_version(os.path.join(out, name))
     bundle_class = registry.get(RECIPES[name].application).bundle_class()
     bundle = bundle_class.from_export(version)

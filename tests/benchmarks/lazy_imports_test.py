@@ -1,0 +1,121 @@
+"""The scripts of `benchmarks/`, `release/` and `experiments/` import at
+the top; an import inside a function says why with a `# lazy:` comment on
+its line or in the comment lines directly above it (one such comment
+covers the consecutive import lines under it), issue 35."""
+
+import ast
+import io
+import pathlib
+import re
+import tokenize
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FOLDERS = ("benchmarks", "release", "experiments")
+# A `# lazy:` comment with its reason (after other pragmas too).
+LAZY = re.compile(r"(^|\s)# lazy: \S")
+
+
+def untagged_imports(source):
+    """The line numbers of `source`'s function-level imports that no
+    `# lazy: REASON` comment covers."""
+    comments = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token.string
+    lines = source.splitlines()
+    comment_only = {
+        number
+        for number in comments
+        if lines[number - 1].lstrip().startswith("#")
+    }
+    imports = []
+    _function_imports(ast.parse(source), False, imports)
+    import_lines = {
+        number
+        for node in imports
+        for number in range(node.lineno, node.end_lineno + 1)
+    }
+    found = []
+    for node in imports:
+        own = range(node.lineno, node.end_lineno + 1)
+        if any(LAZY.search(comments.get(number, "")) for number in own):
+            continue
+        number = node.lineno - 1
+        while number in comment_only or number in import_lines:
+            if number in comment_only and LAZY.search(comments[number]):
+                break
+            number -= 1
+        else:
+            found.append(node.lineno)
+    return found
+
+
+def _function_imports(node, in_function, found):
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)) and in_function:
+            found.append(child)
+        inner = in_function or isinstance(
+            child, (ast.FunctionDef, ast.AsyncFunctionDef)
+        )
+        _function_imports(child, inner, found)
+
+
+def test_function_level_imports_say_why_they_are_lazy():
+    paths = [
+        path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")
+    ]
+    assert len(paths) >= 20  # the folders are where they were
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(paths)
+        for number in untagged_imports(path.read_text())
+    ]
+    assert not found, (
+        "import these at the top, or say why not with a `# lazy: REASON` "
+        "comment: " + ", ".join(found)
+    )
+
+
+def test_the_check_finds_untagged_imports():
+    source = """
+import os
+
+
+class Module:
+    import json  # not in a function
+
+
+def tagged():
+    import jax  # lazy: on its backend only
+
+    # lazy: an optional extra
+    # (named in the error)
+    import pyarrow
+    from pyarrow import parquet
+    import pyarrow.csv
+
+    text = "# lazy: a string, not a comment"
+    import csv
+
+    # lazy: a blank line breaks the cover
+
+    import gzip
+
+
+def untagged():
+    def inner():
+        import json
+    # lazy:
+    import math
+    # lazy:no space
+    import re
+"""
+    lines = source.splitlines()
+    found = [lines[number - 1].strip() for number in untagged_imports(source)]
+    assert found == [
+        "import csv",
+        "import gzip",
+        "import json",
+        "import math",
+        "import re",
+    ]
