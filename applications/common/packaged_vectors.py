@@ -74,7 +74,8 @@ def read_packaged_vectors(name, words=True):
             f"--word-vectors {name} needs the {spec.distribution} package: "
             f"{EXTRA}"
         )
-    try:  # lazy: pyarrow is an optional extra (glove)
+    try:
+        # lazy: pyarrow is an optional extra (glove)
         import pyarrow.parquet
     except ImportError:
         raise ImportError(

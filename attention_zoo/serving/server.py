@@ -42,6 +42,7 @@ async def _run(model_server, options):
     # APIs (TF Serving's protos import TensorFlow)
     from aiohttp import web
 
+    # lazy: as `aiohttp` above
     from attention_zoo.serving import grpc_api
     from attention_zoo.serving import rest_api
 
