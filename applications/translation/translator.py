@@ -41,8 +41,10 @@ class Translator(GeneratingBundle):
 
     Args:
         config: a `TranslationConfig`. Defaults to `TranslationConfig()`.
-        source_tokenizer, target_tokenizer: optional trained
-            `SubwordTokenizer`s.
+        source_tokenizer: optional trained `SubwordTokenizer` of the
+            sources.
+        target_tokenizer: optional trained `SubwordTokenizer` of the
+            targets.
         model: optional built model matching the config and tokenizers.
         strategy: optional `tf.distribute.Strategy` to build and train
             under; `config.batch_size` is then per replica.

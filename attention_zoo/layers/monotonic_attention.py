@@ -258,7 +258,8 @@ class MonotonicAttention(NamedScoreAttention):
                 at the first step, then the alignment this method returned.
             key: optional `(B, Tv, dk)`. Defaults to `value`.
             prepared_key: optional, `precompute_keys(key)`; replaces `key`.
-            value_mask, key_mask: optional bool `(B, Tv)`.
+            value_mask: optional bool `(B, Tv)`.
+            key_mask: optional bool `(B, Tv)`.
             training: bool, the noise is added only in training.
 
         Returns:

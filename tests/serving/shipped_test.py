@@ -1,6 +1,6 @@
 """`attention-zoo serve NAME` serves a shipped model by name: its warm-up
 requests are replayed before it answers, and its REST and gRPC answers
-are what the export gives in process. README's client snippet ("One
+are what the export gives in process. The serving page's client snippet ("One
 client for all of them") runs as written against the same server, over
 REST and gRPC, and prints the translation the export gives.
 
@@ -25,7 +25,9 @@ from attention_zoo.serving.process import ServerProcess
 
 NAME = "translation-spa-eng"
 TEXTS = ["¿Dónde está la biblioteca?", "Tengo dos gatos."]
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+SERVING_PAGE = (
+    pathlib.Path(__file__).resolve().parents[2] / "docs" / "serving.md"
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +73,12 @@ def test_a_shipped_model_served_by_name(version, signature, server):
 
 
 def client_snippet():
-    text = README.read_text()
+    text = SERVING_PAGE.read_text()
     after = text.split("<!-- client snippet", 1)[1]
     return re.search(r"```py\n(.*?)```", after, re.S).group(1)
 
 
-def test_the_readme_client_works_over_rest_and_grpc(
+def test_the_serving_page_client_works_over_rest_and_grpc(
     signature, server, monkeypatch
 ):
     snippet = client_snippet()
@@ -88,6 +90,6 @@ def test_the_readme_client_works_over_rest_and_grpc(
     monkeypatch.setenv("GRPC_TARGET", f"127.0.0.1:{server.grpc_port}")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(snippet, "README client snippet", "exec"), {})
+        exec(compile(snippet, "the serving page's client snippet", "exec"), {})
     lines = printed.getvalue().splitlines()
     assert lines == [expected.numpy().decode("utf-8")] * 2

@@ -9,7 +9,8 @@ numbers, the same answer as an equivalent good input) or an
 `InvalidArgumentError` that names the input. The same inputs are then sent
 to the exports in a fresh process without Keras or the project, as a
 server would load them, which must survive them all and answer the same.
-The README's "Bad input" table says the same in words.
+The serving page's "Bad input" table (docs/serving.md) says the same in
+words.
 """
 
 import base64

@@ -1,6 +1,6 @@
 """`predict_request` on the applications' exports: both of TF Serving's
 REST layouts give what the signature gives, bad requests get TF Serving's
-error object, and the README's `curl` examples parse and match what the
+error object, and the serving page's `curl` examples parse and match what the
 exports answer. How numbers and bytes are written:
 `tests/export/rest_test.py`."""
 
@@ -14,7 +14,9 @@ import pytest
 from attention_zoo.export.rest import predict_request
 from tests.support import tiny_bundles
 
-README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+SERVING_PAGE = (
+    pathlib.Path(__file__).resolve().parents[3] / "docs" / "serving.md"
+)
 
 
 def _model(application, shared):
@@ -150,10 +152,10 @@ def test_bad_requests_get_an_error_object(body, message, shared):
 
 def _serving_examples():
     """`(application, request, jq keys or None, response)` of each `curl`
-    example in the README's serving section."""
-    text = README.read_text()
-    section = text.split("### Exports and TF Serving", 1)[1]
-    section = section.split("\n## ", 1)[0]
+    example in the serving page's "Exports and TF Serving" section and
+    those after it."""
+    text = SERVING_PAGE.read_text()
+    section = text.split("## Exports and TF Serving", 1)[1]
     blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
     examples = []
     for (kind, command), (next_kind, response) in zip(blocks, blocks[1:]):

@@ -1,0 +1,77 @@
+"""README and the documentation site (`docs/`, `mkdocs.yml`): their Python
+examples run as written, so they stay true; the site builds with
+warnings as errors (no broken link, no missing reference); README opens
+with the two commands CI runs; every shipped model's card is a page."""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
+EXAMPLES = [
+    (f"{path.relative_to(ROOT)} example {number}", code)
+    for path in [README, *PAGES]
+    for number, code in enumerate(
+        re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+    )
+]
+
+
+def test_readme_and_the_site_have_examples():
+    assert any(name.startswith("README.md") for name, _ in EXAMPLES)
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize(
+    "name, code", EXAMPLES, ids=[name for name, _ in EXAMPLES]
+)
+def test_example_runs(name, code):
+    exec(compile(code, name, "exec"), {})
+
+
+def test_readme_opens_with_the_two_commands():
+    text = README.read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert len(lines) == 2
+    assert lines[0].startswith("pip install . ") and "attention-zoo" in lines[0]
+    assert lines[1].startswith('pip install ".[test]"')
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "README.md" in ci  # CI runs the line it finds there
+
+
+def test_readme_is_short():
+    assert len(README.read_text().splitlines()) <= 250
+
+
+def test_every_model_card_is_a_page_of_the_site():
+    cards = sorted(p.parent.name for p in ROOT.glob("saved_models/*/README.md"))
+    assert cards
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for name in cards:
+        page = ROOT / "docs" / "zoo" / f"{name}.md"
+        assert f'saved_models/{name}/README.md"' in page.read_text()
+        assert f"zoo/{name}.md" in nav
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"]
+        + ["--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert (tmp_path / "site" / "index.html").is_file()
+    reference = (
+        tmp_path / "site" / "api" / "layers" / "index.html"
+    ).read_text()
+    assert "AdditiveAttention" in reference and "units" in reference
