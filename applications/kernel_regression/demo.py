@@ -216,7 +216,8 @@ def run_demo(
     }
 
 
-def main(argv=None):
+def parser():
+    """The demo's flags (`attention-zoo demo kernel-regression --help`)."""
     parser = argparse.ArgumentParser(
         prog="attention-zoo demo kernel-regression",
         description=__doc__.split("\n\n")[0],
@@ -230,14 +231,19 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--noise", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    demo_parser = parser()
+    args = demo_parser.parse_args(argv)
     for name in ("epochs", "samples"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+            demo_parser.error(f"--{name} must be at least 1")
     for name in ("learning_rate", "initial_bandwidth"):
         if not getattr(args, name) > 0:
             flag = "--" + name.replace("_", "-")
-            parser.error(f"{flag} must be positive")
+            demo_parser.error(f"{flag} must be positive")
 
     run_demo(**vars(args))
     return 0

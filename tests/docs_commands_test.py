@@ -1,0 +1,88 @@
+"""Every `attention-zoo` command line shown in README and the
+documentation site parses with the parser of the job it names: a
+renamed flag, a removed choice or a command that no longer exists fails
+here (the values are placeholders: files such as `photo.jpg` are not
+read)."""
+
+import pathlib
+import re
+import shlex
+
+import pytest
+
+from applications import cli
+from applications import models_command
+from applications import registry
+from applications.demo import flags as demo_flags
+from applications.kernel_regression import demo as kernel_regression
+from attention_zoo.serving import flags as serving_flags
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES += sorted(ROOT.glob("saved_models/*/README.md"))
+SHELL_BLOCK = re.compile(r"```(?:bash|shell|sh|)\n(.*?)```", re.S)
+# `VAR=value` before the command, e.g. `KERAS_BACKEND=jax`.
+ENVIRONMENT = re.compile(r"^(?:\w+=\S+\s+)*")
+
+
+def _command_lines(text):
+    """The `attention-zoo ...` lines of `text`'s shell blocks, with their
+    continuation lines joined and comments dropped."""
+    for block in SHELL_BLOCK.findall(text):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            line = ENVIRONMENT.sub("", line.strip())
+            if line.startswith("attention-zoo ") or line == "attention-zoo":
+                words = shlex.split(line, comments=True)
+                yield " ".join(words), words[1:]
+
+
+COMMANDS = sorted(
+    {
+        (f"{page.relative_to(ROOT)}: {line}", tuple(argv))
+        for page in PAGES
+        for line, argv in _command_lines(page.read_text())
+    }
+)
+
+
+def _parser(argv):
+    """`(parser, flags)`: the parser of the job `argv` names, and its
+    flags."""
+    job, rest = (argv[0], argv[1:]) if argv else ("demo", [])
+    if job == "train":
+        return registry.get(rest[0]).flags().train_parser(), rest[1:]
+    if job in cli.COMMANDS:
+        name = cli._COMMAND_APPLICATIONS[job]
+        return registry.get(name).flags().infer_parser(), rest
+    if job == "demo" and rest[:1] == ["kernel-regression"]:
+        return kernel_regression.parser(), rest[1:]
+    if job == "demo":
+        return demo_flags.parser(), rest
+    if job == "models":
+        return models_command._parser(), rest
+    if job == "serve":
+        return serving_flags.parser(), serving_flags._bare_booleans(rest)
+    if job in ("--help", "--version"):
+        return cli._parser(), argv
+    raise AssertionError(f"no attention-zoo job {job!r}")
+
+
+def test_the_pages_show_commands():
+    assert len(COMMANDS) >= 30
+    jobs = {argv[0] if argv else "demo" for _, argv in COMMANDS}
+    assert {"train", "serve", "models", "translate", "caption"} <= jobs
+
+
+@pytest.mark.parametrize("where, argv", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_a_documented_command_parses(where, argv):
+    parser, flags = _parser(list(argv))
+    if "--help" in flags:
+        return  # `--help` ends the parse with the help, as documented
+    parser.parse_args(flags)
+
+
+def test_a_wrong_flag_fails_the_check():
+    parser, flags = _parser(["translate", "m", "hola", "--beam", "4"])
+    with pytest.raises(SystemExit):
+        parser.parse_args(flags)
