@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from applications import registry
+from applications.commands import train_steps
+from applications.common import distribute
 from applications.common import run_folder
 from applications.common import watching
 from tests.support import tiny_bundles
@@ -71,22 +73,40 @@ def test_a_run_logs_every_epoch_and_a_run_that_goes_on_appends(
     _check_epochs(run_dir, 2)
 
 
-def test_no_tensorboard_writes_the_history_alone(tmp_path, capsys):
-    run_dir = tmp_path / "run"
-    flags = ["--epochs", "1", "--synthetic-examples", "60", "--no-tensorboard"]
-    assert tiny_runs.train(APP, run_dir, *flags) == 0
-    assert "tensorboard --logdir" not in capsys.readouterr().out
-    assert len(training_logs.history_rows(run_dir)) == 1
-    assert training_logs.event_files(run_dir) == []
-    assert not (run_dir / watching.LOGS_DIR).exists()
-
-
 def test_overwrite_removes_the_logs(tmp_path):
     (tmp_path / watching.HISTORY_FILE).write_text("epoch,loss\n0,1.0\n")
     (tmp_path / watching.LOGS_DIR / "train").mkdir(parents=True)
     (tmp_path / watching.LOGS_DIR / "train" / "events.out.tfevents.1").touch()
     run_folder.clear(tmp_path)
     assert sorted(tmp_path.iterdir()) == []
+
+
+class _Recorded:
+    """A bundle's stand-in for `fit_run`: its `fit` keeps the callbacks."""
+
+    application = APP
+    initial_epoch = 0
+    config = type("Config", (), {"epochs": 1})
+
+    def fit(self, *examples, callbacks=(), **kwargs):
+        self.callbacks = list(callbacks)
+
+
+@pytest.mark.parametrize(
+    "chief, flags, expected",
+    [
+        (True, [], ["CSVLogger", "EpochTensorBoard", "WatchExamples"]),
+        (True, ["--no-tensorboard"], ["CSVLogger"]),
+        (False, [], []),
+    ],
+)
+def test_only_the_chief_logs(chief, flags, expected, tmp_path, monkeypatch):
+    monkeypatch.setattr(distribute, "is_chief", lambda strategy: chief)
+    parser = registry.get(APP).flags().train_parser()
+    args = parser.parse_args(["--run-dir", str(tmp_path), *flags])
+    bundle = _Recorded()
+    assert train_steps.fit_run(bundle, args, None, [], watched=[]) is chief
+    assert [type(c).__name__ for c in bundle.callbacks] == expected
 
 
 def _validation(application, count):
