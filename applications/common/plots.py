@@ -44,10 +44,17 @@ def plot_heatmap(
 
 
 def heatmap_png(
-    x_tokens, y_tokens, weights, title=None, x_label="", y_label="", dpi=120
+    x_tokens,
+    y_tokens,
+    weights,
+    title=None,
+    x_label="",
+    y_label="",
+    dpi=120,
+    vmax=1.0,
 ):
     """The PNG bytes `plot_heatmap` writes (its arguments but `path`), at
-    `dpi` dots per inch.
+    `dpi` dots per inch, the colours from 0 to `vmax`.
 
     A wide matrix (an image's cells, a record's events) is drawn at most
     `MAX_INCHES` wide, its column labels thinned to `MAX_TICKS`.
@@ -62,7 +69,7 @@ def heatmap_png(
     height = min(1.5 + 0.35 * len(y_tokens), MAX_INCHES)
     width = min(2.0 + 0.45 * len(x_tokens), MAX_INCHES)
     fig, ax = plt.subplots(figsize=(width, height))
-    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
     for axis, tokens, rotation in (
         (ax.xaxis, x_tokens, 90),
         (ax.yaxis, y_tokens, 0),

@@ -137,13 +137,18 @@ class WatchExamples(keras.callbacks.Callback):
                 tf.summary.text(f"output/{i}", example["text"])
                 if np.size(example.get("attention", [])) == 0:
                     continue  # no attention, or no token
+                # Coloured up to the largest weight: spread-out attention
+                # (an untrained model's) shows its pattern too.
+                top = max(float(np.max(example["attention"])), 1e-6)
                 png = plots.heatmap_png(
                     example["columns"],
                     example["rows"],
                     example["attention"],
+                    title=f"colours: weights from 0 to {top:.3g}",
                     x_label=example["column_name"],
                     y_label=example["row_name"],
                     dpi=WATCHED_DPI,
+                    vmax=top,
                 )
                 image = tf.image.decode_png(png, channels=3)  # (H, W, 3)
                 tf.summary.image(f"attention/{i}", image[None])
