@@ -6,9 +6,9 @@ folder, the same for every application.
 - `logs/`: TensorBoard's event files (`tensorboard --logdir RUN_DIR/logs`):
   `logs/train` and `logs/validation` hold the epoch losses, metrics and
   learning rate (`EpochTensorBoard`: Keras's `TensorBoard`, flushed each
-  epoch); `logs/examples` holds,
-  per epoch, the attention of a few fixed validation examples as images
-  and the model's output for them as text (`WatchExamples`).
+  epoch); `logs/examples` holds, per epoch, the attention of a few fixed
+  validation examples as images and the model's output for them as text
+  (`WatchExamples`).
 
 A resumed or continued run appends to both (the CSV row, a new event
 file per run; steps are epochs counted from 0, so they go on where the
