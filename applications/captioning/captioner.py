@@ -382,6 +382,39 @@ class Captioner(GeneratingBundle):
             *(per_input(x, num_results) for x in [texts, *extras])
         )
 
+    def watch_examples(self, examples, count):
+        """The first `count` images of `(images, captions)` as the training
+        logs show them (`applications.common.watching`): per image a dict
+        with `text` (the greedy caption and the first reference) and, for
+        attention models, `attention` `(caption tokens, H * W)`, a row per
+        token over the feature map's cells (`rows`: the tokens, `columns`:
+        the cells as `row,column`)."""
+        images, captions = examples
+        images = images[:count]
+        if not len(images):
+            return []
+        texts, maps, tokens = self.caption(
+            images, search=searches.Greedy(), return_attention=True
+        )
+        shown = []
+        for text, heatmaps, words, references in zip(
+            texts, maps, tokens, captions
+        ):
+            shown.append({"text": f"{text} (reference: {references[0]})"})
+            if self.config.attention is None:
+                continue
+            _, height, width = np.shape(heatmaps)  # (tokens, H, W)
+            shown[-1].update(
+                attention=np.reshape(heatmaps, (len(words), -1)),
+                rows=words,
+                columns=[
+                    f"{r},{c}" for r in range(height) for c in range(width)
+                ],
+                row_name="caption",
+                column_name="image cell (row,column)",
+            )
+        return shown
+
     def evaluate(
         self,
         images,

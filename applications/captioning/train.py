@@ -243,6 +243,7 @@ def main(argv=None):
         validation=(validation.images, validation.captions)
         if len(validation)
         else None,
+        watched=(validation.images, validation.captions),
     )
     if not chief:
         return 0  # the chief evaluates, draws and exports
@@ -302,4 +303,5 @@ def main(argv=None):
             zip(train.images, train.captions),
             search=search,
         )
+    train_steps.print_logs_line(args)
     return 0

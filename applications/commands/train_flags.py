@@ -93,7 +93,8 @@ def add_training_arguments(parser):
 
 def add_run_arguments(parser, app, contents):
     """`--run-dir` (default `outputs/APP`; `contents` says what it holds),
-    `--overwrite`, `--export`, the export's jit flag and `--seed`."""
+    `--overwrite`, `--export`, `--init-from`, `--no-tensorboard`, the
+    export's jit flag and `--seed`."""
     parser.add_argument(
         "--run-dir",
         default=f"outputs/{app}",
@@ -116,6 +117,12 @@ def add_run_arguments(parser, app, contents):
         help="fine-tune: start from a shipped model (`attention-zoo "
         "models`) or an export folder, with its weights, vocabularies and "
         "sizes; --epochs, --batch-size, --learning-rate and --seed apply",
+    )
+    parser.add_argument(
+        "--no-tensorboard",
+        action="store_true",
+        help="write no TensorBoard logs in --run-dir/logs (history.csv, "
+        "a row per epoch, is written all the same)",
     )
     add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)

@@ -25,6 +25,8 @@ from applications.common import flag_checks
 from applications.common import loaders
 from applications.common import precision
 from applications.common import run_folder
+from applications.common import training
+from applications.common import watching
 from applications.common import zoo
 from applications.common.flag_checks import UsageError
 from attention_zoo.decoding import BeamSearch
@@ -124,26 +126,53 @@ def init_from(bundle_class, args, strategy, wanted):
     return bundle
 
 
-def fit_run(bundle, args, strategy, *examples, **fit_kwargs):
+def fit_run(bundle, args, strategy, *examples, watched=None, **fit_kwargs):
     """`bundle.fit(*examples, **fit_kwargs)` with a checkpoint per epoch
     in `--run-dir`, from the bundle's `initial_epoch` (nothing when a
     finished run has all its epochs; with `--overwrite`, the run there is
-    removed first). Returns whether this is the chief,
-    which evaluates, draws and exports next (the other workers stop)."""
+    removed first), logged there on the chief (`watching.run_callbacks`:
+    `history.csv` and, unless `--no-tensorboard`, TensorBoard's logs,
+    with the attention of the first of the `watched` examples, as `fit`
+    takes `validation`, each epoch; appended to when the run resumes or
+    goes on, removed when it starts anew). Returns whether this is the
+    chief, which evaluates, draws and exports next (the other workers
+    stop)."""
+    chief = distribute.is_chief(strategy)
     if bundle.initial_epoch < bundle.config.epochs:
         # A full disk or a damaged run file: one line, exit code 1.
         command = f"attention-zoo train {bundle.application}"
         with run_folder.reported_errors(command):
-            if args.overwrite and distribute.is_chief(strategy):
+            if args.overwrite and chief:
                 run_folder.clear(args.run_dir)  # what `start_run` replaces
-            bundle.fit(
-                *examples,
-                checkpoint_dir=args.run_dir,
-                initial_epoch=bundle.initial_epoch,
-                patience=args.patience,
-                **fit_kwargs,
-            )
-    return distribute.is_chief(strategy)
+            callbacks = []
+            if chief:
+                if not bundle.initial_epoch and not training.has_backup(
+                    args.run_dir
+                ):
+                    watching.clear(args.run_dir)  # a run that starts anew
+                callbacks = watching.run_callbacks(
+                    bundle, args.run_dir, watched, not args.no_tensorboard
+                )
+            try:
+                bundle.fit(
+                    *examples,
+                    checkpoint_dir=args.run_dir,
+                    initial_epoch=bundle.initial_epoch,
+                    patience=args.patience,
+                    callbacks=callbacks,
+                    **fit_kwargs,
+                )
+            finally:
+                watching.close(callbacks)
+    return chief
+
+
+def print_logs_line(args):
+    """After training: where `--run-dir`'s logs are and how to open them
+    (nothing without TensorBoard logs)."""
+    line = watching.logs_line(args.run_dir)
+    if line:
+        print(line)
 
 
 def check_export_folder(export, application):

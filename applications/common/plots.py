@@ -1,5 +1,6 @@
 """Attention heatmaps as PNG files (matplotlib, no display needed)."""
 
+import io
 import os
 
 import matplotlib
@@ -7,6 +8,10 @@ import numpy as np
 from matplotlib import pyplot as plt
 
 from attention_zoo.export.atomic_file import atomic_write
+
+# The largest side of a heatmap, in inches, and the most labels on an axis.
+MAX_INCHES = 16.0
+MAX_TICKS = 40
 
 
 def plot_heatmap(
@@ -29,6 +34,31 @@ def plot_heatmap(
         attention_zoo.export.atomic_file.WriteError: `path` could not be
             written (e.g. a full disk), naming it.
     """
+    png = heatmap_png(x_tokens, y_tokens, weights, title, x_label, y_label)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # Beside `path`, then renamed: a full disk leaves no cut PNG and says
+    # so in one line (`WriteError`).
+    with atomic_write(path, "wb") as f:
+        f.write(png)
+    return path
+
+
+def heatmap_png(
+    x_tokens,
+    y_tokens,
+    weights,
+    title=None,
+    x_label="",
+    y_label="",
+    dpi=120,
+    vmax=1.0,
+):
+    """The PNG bytes `plot_heatmap` writes (its arguments but `path`), at
+    `dpi` dots per inch, the colours from 0 to `vmax`.
+
+    A wide matrix (an image's cells, a record's events) is drawn at most
+    `MAX_INCHES` wide, its column labels thinned to `MAX_TICKS`.
+    """
     matplotlib.use("Agg")
     weights = np.asarray(weights, "float32")
     if weights.shape != (len(y_tokens), len(x_tokens)):
@@ -36,22 +66,24 @@ def plot_heatmap(
             f"weights {weights.shape} do not match {len(y_tokens)} "
             f"row and {len(x_tokens)} column tokens"
         )
-    height = 1.5 + 0.35 * len(y_tokens)
-    width = 2.0 + 0.45 * len(x_tokens)
+    height = min(1.5 + 0.35 * len(y_tokens), MAX_INCHES)
+    width = min(2.0 + 0.45 * len(x_tokens), MAX_INCHES)
     fig, ax = plt.subplots(figsize=(width, height))
-    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(len(x_tokens)), x_tokens, rotation=90)
-    ax.set_yticks(range(len(y_tokens)), y_tokens)
+    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
+    for axis, tokens, rotation in (
+        (ax.xaxis, x_tokens, 90),
+        (ax.yaxis, y_tokens, 0),
+    ):
+        every = max(1, -(-len(tokens) // MAX_TICKS))  # one label in `every`
+        ticks = range(0, len(tokens), every)
+        axis.set_ticks(ticks, [tokens[i] for i in ticks], rotation=rotation)
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
     if title:
         ax.set_title(title)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    buffer = io.BytesIO()
     try:
-        # Beside `path`, then renamed: a full disk leaves no cut PNG and
-        # says so in one line (`WriteError`).
-        with atomic_write(path, "wb") as f:
-            fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     finally:
         plt.close(fig)
-    return path
+    return buffer.getvalue()

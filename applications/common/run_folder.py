@@ -41,6 +41,7 @@ from applications.common import precision
 from applications.common import run_files
 from applications.common import run_lock
 from applications.common import training
+from applications.common import watching
 from applications.common.flag_checks import UsageError
 from applications.common.run_files import BEST_WEIGHTS_FILE
 from applications.common.run_files import WEIGHTS_FILE
@@ -134,15 +135,16 @@ def describe(changes):
 
 
 def clear(run_dir):
-    """Removes a run's config, weights, progress and backup from
-    `run_dir` (`--overwrite`), and what a killed writer left; the new run
-    rewrites its vocabularies."""
+    """Removes a run's config, weights, progress, backup and logs
+    (`watching.clear`) from `run_dir` (`--overwrite`), and what a killed
+    writer left; the new run rewrites its vocabularies."""
     for name in (CONFIG_FILE, WEIGHTS_FILE, training.PROGRESS_FILE):
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(run_dir, name))
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(run_dir, BEST_WEIGHTS_FILE))
     run_files.remove_backup(run_dir)
+    watching.clear(run_dir)
     remove_temporaries(run_dir)
 
 

@@ -371,6 +371,34 @@ class RiskModel(SavedBundle):
         `applications.ehr.export.warmup_inputs`."""
         return risk_export.warmup_inputs(self)
 
+    def watch_examples(self, records, count):
+        """The first `count` `PatientRecords` as the training logs show
+        them (`applications.common.watching`): per patient a dict with
+        `text` (the risk and the label) and `attention` `(1, events read)`,
+        the weights of the events the model read (its last ones, oldest
+        first; `columns`: `code time`)."""
+        part = records.select(range(min(count, len(records))))
+        if not len(part):
+            return []
+        result = self.predict(part)
+        shown = []
+        for i in range(len(part)):
+            weights = result["event_attention"][i]
+            start = len(part.codes[i]) - len(weights)  # the last are read
+            events = zip(part.codes[i][start:], part.times[i][start:])
+            shown.append(
+                {
+                    "text": f"{part.patient_ids[i]}: risk "
+                    f"{result['risk'][i]:.3f} (label {part.labels[i]})",
+                    "attention": np.reshape(weights, (1, -1)),
+                    "rows": ["attention"],
+                    "columns": [f"{c} {t:.0f}h" for c, t in events],
+                    "row_name": "",
+                    "column_name": "events read",
+                }
+            )
+        return shown
+
     def evaluate(self, records, num_bins=10, batch_size=256):
         """AUROC, AUPRC, Brier score and calibration of `records`.
 

@@ -175,7 +175,9 @@ def main(argv=None):
             create,
             config=lambda: _config(args, synthetic is not None),
         )
-    if not train_steps.fit_run(risk_model, args, strategy, train, validation):
+    if not train_steps.fit_run(
+        risk_model, args, strategy, train, validation, watched=validation
+    ):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {risk_model.model.count_params():,}")
     if len(validation):
@@ -196,4 +198,5 @@ def main(argv=None):
             train.labels,
         )
         train_steps.export_next_version(risk_model, args, metrics, examples)
+    train_steps.print_logs_line(args)
     return 0

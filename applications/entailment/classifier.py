@@ -350,6 +350,33 @@ class EntailmentClassifier(SavedBundle):
             output["alignment"] = alignments
         return output
 
+    def watch_examples(self, examples, count):
+        """The first `count` `EntailmentExamples` as the training logs show
+        them (`applications.common.watching`): per pair a dict with `text`
+        (the pair, the predicted and the true label) and, for attention
+        models, `attention` `(premise tokens, hypothesis tokens)`,
+        labelled by `rows` and `columns`."""
+        part = examples.select(range(min(count, len(examples))))
+        if not len(part):
+            return []
+        result = self.predict(part.premises, part.hypotheses)
+        shown = []
+        for i in range(len(part)):
+            shown.append(
+                {
+                    "text": f"{part.premises[i]!r} / {part.hypotheses[i]!r}: "
+                    f"{result['labels'][i]} "
+                    f"(true: {LABELS[part.labels[i]]})",
+                    "rows": result["premise_tokens"][i],
+                    "columns": result["hypothesis_tokens"][i],
+                    "row_name": "premise",
+                    "column_name": "hypothesis",
+                }
+            )
+            if "alignment" in result:
+                shown[-1]["attention"] = result["alignment"][i]
+        return shown
+
     def evaluate(self, examples, batch_size=256):
         """Accuracy, per-class precision and recall, confusion matrix.
 

@@ -232,7 +232,9 @@ def main(argv=None):
             config=lambda: _config(args, not args.data),
         )
     run_dir = args.run_dir
-    if not train_steps.fit_run(classifier, args, strategy, train, validation):
+    if not train_steps.fit_run(
+        classifier, args, strategy, train, validation, watched=validation
+    ):
         return 0  # the chief evaluates, draws and exports
     print(f"parameters: {classifier.model.count_params():,}")
     print_report("validation", classifier.evaluate(validation))
@@ -260,4 +262,5 @@ def main(argv=None):
         metrics = {k: v for k, v in report.items() if k != "predictions"}
         examples = zip(train.premises, train.hypotheses, train.labels)
         train_steps.export_next_version(classifier, args, metrics, examples)
+    train_steps.print_logs_line(args)
     return 0

@@ -104,7 +104,9 @@ def main(argv=None):
         )
         direction.check_columns(args, translator, pairs)
     run_dir = args.run_dir
-    if not train_steps.fit_run(translator, args, strategy, train, validation):
+    if not train_steps.fit_run(
+        translator, args, strategy, train, validation, watched=validation
+    ):
         return 0  # the chief evaluates, draws and exports
 
     print(f"parameters: {translator.model.count_params():,}")
@@ -144,4 +146,5 @@ def main(argv=None):
         metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
         metrics["beam_size"] = args.beam_size
         train_steps.export_next_version(translator, args, metrics, train)
+    train_steps.print_logs_line(args)
     return 0

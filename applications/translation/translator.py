@@ -357,6 +357,40 @@ class Translator(GeneratingBundle):
             "attention": result["attention"][0, :length, : len(source)],
         }
 
+    def watch_examples(self, pairs, count):
+        """The first `count` `(source, target)` pairs as the training logs
+        show them (`applications.common.watching`), translated in one
+        greedy batch: per pair a dict with `text` (source, translation,
+        reference) and `attention` `(translation tokens, source tokens)`,
+        labelled by `rows` and `columns` (as `explain` gives them)."""
+        pairs = list(pairs)[:count]
+        if not pairs:
+            return []
+        source_ids = self.source_ids([source for source, _ in pairs])
+        result = self.decode(source_ids)
+        result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
+        texts = self.target_tokenizer.detokenize(result["tokens"]).numpy()
+        vocab_in = self.source_tokenizer.vocabulary
+        vocab_out = self.target_tokenizer.vocabulary
+        shown = []
+        for row, (source, target) in enumerate(pairs):
+            length = int(result["lengths"][row])
+            read = [vocab_in[i] for i in np.asarray(source_ids)[row] if i]
+            shown.append(
+                {
+                    "text": f"{source} -> {texts[row].decode('utf-8')} "
+                    f"(reference: {target})",
+                    "attention": result["attention"][row, :length, : len(read)],
+                    "rows": [
+                        vocab_out[i] for i in result["tokens"][row, :length]
+                    ],
+                    "columns": read,
+                    "row_name": "translation",
+                    "column_name": "source",
+                }
+            )
+        return shown
+
     def evaluate(
         self,
         pairs,

@@ -20,5 +20,6 @@
 - torch_files: `torch.save` files written without PyTorch.
 - toy_adapter: the toy `DecodingAdapter` of the `decode` tests.
 - toy_bundle: `ToyBundle`, the part of a bundle `save_export` uses.
+- training_logs: a run folder's history.csv and TensorBoard logs, read back.
 - transformer_reference: NumPy Transformer block parts, MultiHead options.
 """

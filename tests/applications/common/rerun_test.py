@@ -15,6 +15,7 @@ from applications import registry
 from applications.common import run_folder
 from applications.common import training
 from tests.support import tiny_runs
+from tests.support import training_logs
 from tests.support.shared_folders import copy_of
 from tests.support.tiny_runs import TINY_FLAGS
 
@@ -135,7 +136,19 @@ def check_rerun(app, shared, tmp_path, monkeypatch, capsys):
     progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
     assert progress["epochs"] == 2 and progress["finished"] is True
     assert json.loads((run_dir / "config.json").read_text())["epochs"] == 2
+    # The logs go on: the first run's epoch, then the second.
+    assert _logged_epochs(run_dir) == ([0, 1], [0, 1])
     return run_dir, calls
+
+
+def _logged_epochs(run_dir):
+    """The epochs of `history.csv`'s rows and of the logged losses."""
+    rows = training_logs.history_rows(run_dir)
+    found = training_logs.summaries(run_dir)
+    return (
+        [int(row["epoch"]) for row in rows],
+        training_logs.steps(found, "train", "epoch_loss"),
+    )
 
 
 @pytest.mark.slow
@@ -152,6 +165,7 @@ def test_a_finished_translation_run_goes_on_or_only_evaluates(
     assert "will be replaced" in capsys.readouterr().out
     assert calls[1].epochs == [0]
     assert json.loads((run_dir / "config.json").read_text())["units"] == 16
+    assert _logged_epochs(run_dir) == ([0], [0])  # the new run's alone
     progress = json.loads((run_dir / training.PROGRESS_FILE).read_text())
     assert progress["epochs"] == 1 and "early_stopping" not in progress
 

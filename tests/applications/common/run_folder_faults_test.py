@@ -25,6 +25,7 @@ from attention_zoo.export.atomic_file import WriteError
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import atomic_write
 from tests.support import tiny_runs
+from tests.support import training_logs
 from tests.support.shared_folders import copy_of
 
 APP = "entailment"
@@ -317,3 +318,10 @@ def test_an_interrupted_run_takes_new_epochs(interrupted, capsys):
     assert "Resuming the interrupted run" in out and "(up to epoch 3)" in out
     assert "Epoch 2/3" in out and "Epoch 1/3" not in out
     assert run_files.checked_progress(interrupted)["epochs"] == 3
+    # The logs of the epoch before the interruption, then the resumed two.
+    rows = training_logs.history_rows(interrupted)
+    assert [int(row["epoch"]) for row in rows] == [0, 1, 2]
+    found = training_logs.summaries(interrupted)
+    assert training_logs.steps(found, "train", "epoch_loss") == [0, 1, 2]
+    attention = training_logs.steps(found, "examples", "attention/0")
+    assert attention == [0, 1, 2]

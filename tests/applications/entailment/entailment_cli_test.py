@@ -7,6 +7,7 @@ import pytest
 from applications import cli
 from applications.entailment.examples import LABELS
 from applications.entailment.synthetic import make_synthetic_entailment
+from tests.support import training_logs
 
 
 def _train(tmp_path, *flags):
@@ -93,11 +94,16 @@ def test_train_on_a_folder_of_split_files(tmp_path, capsys):
         "--train-split",
         "dev",
         "--no-attention",
+        "--no-tensorboard",
     )
     assert code == 0
     out = capsys.readouterr().out
     assert "test: accuracy" in out and "(50)" in out
     assert not (tmp_path / "run" / "alignment.png").exists()
+    # --no-tensorboard: the history alone.
+    assert "tensorboard --logdir" not in out
+    assert len(training_logs.history_rows(tmp_path / "run")) == 1
+    assert training_logs.event_files(tmp_path / "run") == []
 
 
 def test_predict_names_a_folder_without_a_model(tmp_path, capsys):
