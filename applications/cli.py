@@ -86,30 +86,25 @@ def _parser():
             nargs=argparse.REMAINDER,
             help="the job's own flags (see NAME --help)",
         )
-    commands.add_parser(
-        "figures",
-        help="remake the textbook's attention figures as PNGs and a "
-        "gallery page",
-        add_help=False,
-    ).add_argument("args", nargs=argparse.REMAINDER)
-    commands.add_parser(
-        "models",
-        help="list the trained models shipped in saved_models/",
-        add_help=False,
-    ).add_argument("args", nargs=argparse.REMAINDER)
-    commands.add_parser(
-        "serve",
-        help="serve exports with TF Serving's REST and gRPC APIs "
-        "(tensorflow_model_server's flags)",
-        add_help=False,
-    ).add_argument("args", nargs=argparse.REMAINDER)
-    for command in COMMANDS:
-        sub = commands.add_parser(
-            command,
-            help=COMMAND_HELP[command],
-            add_help=False,
-        )
-        sub.add_argument("args", nargs=argparse.REMAINDER)
+    # Jobs whose flags are all their own (`args`), the inference commands
+    # last.
+    for command, help_text in [
+        (
+            "figures",
+            "remake the textbook's attention figures as PNGs and "
+            "a gallery page",
+        ),
+        ("models", "list the trained models shipped in saved_models/"),
+        (
+            "serve",
+            "serve exports with TF Serving's REST and gRPC APIs "
+            "(tensorflow_model_server's flags)",
+        ),
+        *COMMAND_HELP.items(),
+    ]:
+        commands.add_parser(
+            command, help=help_text, add_help=False
+        ).add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 

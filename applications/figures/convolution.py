@@ -128,6 +128,6 @@ def receptive_field(out):
     return Figure(
         "15.15",
         "Dilated causal convolutions (WaveNet)",
-        (os.path.basename(path),),
+        (path,),
         caption,
     )

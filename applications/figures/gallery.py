@@ -16,7 +16,8 @@ class Figure:
     Attributes:
         name: str, its name in `--only` (`"15.15"`, `"heads"`).
         title: str, what the book calls it.
-        images: tuple of str, its PNGs' paths relative to the output folder.
+        images: tuple of str, its PNGs' paths (`index.md` names them
+            relative to its folder).
         caption: str, what it shows and where ours differs from the book
             (markdown, results computed, not written in).
     """
@@ -42,7 +43,10 @@ def write_index(out, figures, failures=()):
         number = figure.name if figure.name[0].isdigit() else ""
         heading = f"Figure {number}: " if number else ""
         lines += [f"## {heading}{figure.title}", ""]
-        lines += [f"![{figure.title}]({image})" for image in figure.images]
+        lines += [
+            f"![{figure.title}]({os.path.relpath(image, out)})"
+            for image in figure.images
+        ]
         lines += ["", figure.caption, ""]
     if failures:
         lines += ["## Not made", ""]

@@ -85,7 +85,7 @@ def weighted_average(out, seed=0):
     return Figure(
         "15.16",
         "Attention as a weighted average of values",
-        (os.path.basename(path),),
+        (path,),
         caption,
     )
 
@@ -139,7 +139,7 @@ def heads(out, num_heads=4, seed=0):
     return Figure(
         "heads",
         "Multi-head attention: one map per head",
-        (os.path.basename(path),),
+        (path,),
         caption,
     )
 
@@ -181,6 +181,6 @@ def positions(out, steps=50, dim=64):
     return Figure(
         "positions",
         "Sinusoidal position encodings",
-        (os.path.basename(path),),
+        (path,),
         caption,
     )

@@ -61,13 +61,19 @@ def health_record(out):
     chosen = _chosen(test, synthetic)
     record = test.select([chosen])
     explanation = explain.explain_patient(risk_model, record, top_k=TOP_K)
-    name = "15.20-health-record.png"
-    explain.plot_explanation(explanation, os.path.join(out, name), TOP_K)
+    path = os.path.join(out, "15.20-health-record.png")
+    explain.plot_explanation(explanation, path, TOP_K)
 
     planted = set(application.module("synthetic").RISK_CODES)
     top = [code for code, _, _ in explanation["top_events"]]
     found = [code for code in top if code in planted]
-    words = ", ".join(word for word, _ in explanation["note_words"][:TOP_K])
+    events = ", ".join(
+        f"{code} {weight:.2f}" for code, _, weight in explanation["top_events"]
+    )
+    words = ", ".join(
+        f"{word} {weight:.2f}"
+        for word, weight in explanation["note_words"][:TOP_K]
+    )
     auroc = risk_model.evaluate(test)["auroc"]
     caption = (
         f"A synthetic patient ({explanation['patient_id']}, label "
@@ -78,7 +84,7 @@ def health_record(out):
         f"licence forbids it, and the book's record is a real patient "
         f"of Rajkomar et al. (2018). Risk {explanation['risk']:.3f}; bars: "
         f"each event's attention weight over the hours since admission. "
-        f"Its {len(top)} most attended events are {', '.join(top)}; "
+        f"Its {len(top)} most attended events: {events}; "
         f"planted risk codes (the generator's known answer) among them: "
         f"{len(found)}. Most attended note words: {words or 'none'}. The "
         f"book colours the attended words of the notes red; here the "
@@ -87,5 +93,5 @@ def health_record(out):
         f"gradients and occlusion."
     )
     return Figure(
-        "15.20", "An electronic health record, attended", (name,), caption
+        "15.20", "An electronic health record, attended", (path,), caption
     )

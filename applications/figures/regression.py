@@ -8,7 +8,7 @@ import os
 from applications.figures.gallery import Figure
 from applications.kernel_regression.demo import run_demo
 
-FOLDER = "15.17"  # the demo's two PNGs, under their own names
+FOLDER = "15.17"  # the demo's two PNGs, under the names it gives them
 
 
 def kernel_regression(out):
@@ -31,9 +31,6 @@ def kernel_regression(out):
     return Figure(
         "15.17",
         "Kernel regression as non-parametric attention",
-        tuple(
-            os.path.join(FOLDER, os.path.basename(path))
-            for path in result["paths"]
-        ),
+        tuple(result["paths"]),
         caption,
     )

@@ -63,7 +63,8 @@ def make_figures(out, names=FIGURES):
         figures.append(figure)
         print(
             f"[{step}/{len(names)}] {name} {figure.title}: "
-            f"{', '.join(figure.images)} ({time.perf_counter() - began:.1f} s, "
+            f"{', '.join(os.path.relpath(i, out) for i in figure.images)} "
+            f"({time.perf_counter() - began:.1f} s, "
             f"{time.perf_counter() - start:.1f} s in all)",
             flush=True,
         )

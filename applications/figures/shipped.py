@@ -46,16 +46,16 @@ def translation_heatmaps(out):
     images, said = [], []
     for letter, text, accented in zip("ab", SENTENCES, ACCENTED):
         explained = translator.explain(text)
-        name = f"15.19{letter}-translation.png"
+        path = os.path.join(out, f"15.19{letter}-translation.png")
         plot_attention(
             explained["source_tokens"],
             explained["target_tokens"],
             explained["attention"],
-            os.path.join(out, name),
+            path,
             title=f"{text} -> {explained['translation']}",
             colorbar_label=WEIGHT,
         )
-        images.append(name)
+        images.append(path)
         line = f'({letter}) "{text}" -> "{explained["translation"]}"'
         home = _strongest(
             explained["source_tokens"],
@@ -88,12 +88,12 @@ def entailment_alignment(out):
     premise = result["premise_tokens"][0]
     hypothesis = result["hypothesis_tokens"][0]
     alignment = result["alignment"][0]  # (premise tokens, hypothesis tokens)
-    name = "15.21-entailment.png"
+    path = os.path.join(out, "15.21-entailment.png")
     plot_heatmap(
         hypothesis,
         premise,
         alignment,
-        os.path.join(out, name),
+        path,
         title=f"{PREMISE} / {HYPOTHESIS}: {result['labels'][0]}",
         x_label="hypothesis token",
         y_label="premise token",
@@ -114,7 +114,7 @@ def entailment_alignment(out):
         f"{probabilities[2]:.2f}). The book draws hard 0/1 weights for "
         f"simplicity; these are the model's soft ones."
     )
-    return Figure("15.21", "Entailment alignment", (name,), caption)
+    return Figure("15.21", "Entailment alignment", (path,), caption)
 
 
 def soft_and_hard(out):
@@ -133,13 +133,16 @@ def soft_and_hard(out):
     hard = np.zeros_like(cells)
     hard[np.arange(len(words)), np.argmax(cells, axis=-1)] = 1.0
     hard = hard.reshape(soft.shape)
-    names = ("15.22a-soft.png", "15.22b-hard.png")
-    for name, heatmaps, kind in zip(names, (soft, hard), ("soft", "hard")):
+    paths = tuple(
+        os.path.join(out, f"15.22{letter}-{kind}.png")
+        for letter, kind in (("a", "soft"), ("b", "hard"))
+    )
+    for path, heatmaps, kind in zip(paths, (soft, hard), ("soft", "hard")):
         overlays.plot_caption_attention(
             image,
             words,
             heatmaps,
-            os.path.join(out, name),
+            path,
             title=f"({kind}) {captions[0]}",
             colorbar_label=f"{WEIGHT} / its word's largest",
         )
@@ -159,4 +162,4 @@ def soft_and_hard(out):
         f"average the soft maps put {peak:.2f} of their weight on that "
         f"cell."
     )
-    return Figure("15.22", "Soft and hard attention", names, caption)
+    return Figure("15.22", "Soft and hard attention", paths, caption)

@@ -3,6 +3,7 @@ receptive field checked against the dilation arithmetic; the whole
 command (slow) within its two minutes."""
 
 import os
+import subprocess
 import sys
 import time
 
@@ -96,6 +97,24 @@ def test_a_bad_figure_name_is_a_usage_error(capsys):
         cli.main(["figures", "--only", "15.18"])
     assert stopped.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_figures_help_imports_no_tensorflow():
+    code = (
+        "import sys\n"
+        "from applications import cli\n"
+        "try:\n"
+        "    cli.main(['figures', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted({'tensorflow', 'keras'} & set(sys.modules)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "--only NAME" in completed.stdout
+    assert completed.stdout.splitlines()[-1] == "[]"
 
 
 @pytest.mark.slow
