@@ -117,49 +117,85 @@ def entailment_alignment(out):
     return Figure("15.21", "Entailment alignment", (path,), caption)
 
 
+def hard_reader(captioner):
+    """A copy of `captioner` whose decoder reads one cell per word: built
+    with `attention_mode="hard"` (`hard_inference="argmax"`, the most
+    likely cell) and given the soft model's weights, matched by path
+    (`HardAttention` holds the same score weights in its sublayer `score`;
+    the hard decoder's one more weight, its REINFORCE baseline, is not
+    read at inference).
+
+    Raises:
+        ValueError: a weight of `captioner` has no place in the copy.
+    """
+    config = captioner.config.replace(
+        attention_mode="hard", hard_inference="argmax"
+    )
+    hard = type(captioner)(config, tokenizer=captioner.tokenizer)
+    hard.ensure_model()
+    soft = {weight.path: weight for weight in captioner.model.weights}
+    for weight in hard.model.weights:
+        path = weight.path.replace("/attention/score/", "/attention/")
+        if path in soft:
+            weight.assign(soft.pop(path))
+    if soft:
+        raise ValueError(
+            f"weights not copied to the hard decoder: {sorted(soft)}"
+        )
+    return hard
+
+
 def soft_and_hard(out):
-    """Figure 15.22: soft attention, and its argmax as a hard reading."""
+    """Figure 15.22: the shipped captioner with soft attention, and with
+    its weights in a decoder that reads only the most likely cell."""
     application = registry.get("captioning")
     overlays = application.module("overlays")
-    captioner = application.bundle_class().from_preset(CAPTIONER)
+    soft = application.bundle_class().from_preset(CAPTIONER)
     image = application.module("images").read_image(
-        os.path.join(EXAMPLES_DIR, PHOTO), captioner.config.image_size
+        os.path.join(EXAMPLES_DIR, PHOTO), soft.config.image_size
     )
-    captions, maps, tokens = captioner.caption(
-        image[None], return_attention=True
-    )
-    words, soft = overlays.word_heatmaps(tokens[0], maps[0])
-    cells = soft.reshape(len(words), -1)  # (words, H * W)
-    hard = np.zeros_like(cells)
-    hard[np.arange(len(words)), np.argmax(cells, axis=-1)] = 1.0
-    hard = hard.reshape(soft.shape)
-    paths = tuple(
-        os.path.join(out, f"15.22{letter}-{kind}.png")
-        for letter, kind in (("a", "soft"), ("b", "hard"))
-    )
-    for path, heatmaps, kind in zip(paths, (soft, hard), ("soft", "hard")):
+    paths, captions, cells = [], [], []
+    for letter, kind, captioner in (
+        ("a", "soft", soft),
+        ("b", "hard", hard_reader(soft)),
+    ):
+        (caption,), (maps,), (tokens,) = captioner.caption(
+            image[None], return_attention=True
+        )
+        words, heatmaps = overlays.word_heatmaps(tokens, maps)
+        path = os.path.join(out, f"15.22{letter}-{kind}.png")
         overlays.plot_caption_attention(
             image,
             words,
             heatmaps,
             path,
-            title=f"({kind}) {captions[0]}",
+            title=f"({kind}) {caption}",
             colorbar_label=f"{WEIGHT} / its word's largest",
         )
-    mode = captioner.config.attention_mode
-    peak = float(np.mean(np.max(cells, axis=-1)))
-    grid = "x".join(str(n) for n in soft.shape[1:])
+        paths.append(path)
+        captions.append(caption)
+        cells.append(heatmaps.reshape(len(words), -1))  # (words, H * W)
+    grid = "x".join(str(n) for n in maps.shape[1:])
+    peak = float(np.mean(np.max(cells[0], axis=-1)))
+    read = len(set(np.argmax(cells[1], axis=-1).tolist()))
+    same = (
+        "the two captions differ, as the book's do"
+        if captions[0] != captions[1]
+        else "here the two captions are the same, unlike the book's"
+    )
     caption = (
         f"The shipped `{CAPTIONER}` (EfficientNet-Lite features on a "
-        f"{grid} grid, an LSTM decoder with `attention_mode="
-        f'"{mode}"`) on `{PHOTO}`: "{captions[0]}". (a) Each word\'s '
-        f"soft weights over the grid, scaled to their maximum. (b) The "
-        f"hard panel is the argmax cell of the same soft weights, one cell "
-        f"per word: no model trained with hard attention (REINFORCE, "
-        f'`attention_mode="hard"`) is shipped, so it is this model\'s '
-        f"soft attention read as hard, with the same caption, not the "
-        f"book's separately trained model with its own caption. On "
-        f"average the soft maps put {peak:.2f} of their weight on that "
-        f"cell."
+        f"{grid} grid, an LSTM decoder trained with `attention_mode="
+        f'"{soft.config.attention_mode}"`) on '
+        f'`{PHOTO}`. (a) Soft: "{captions[0]}"; each word\'s weights over '
+        f"the grid, scaled to their maximum (on average {peak:.2f} of a "
+        f"word's weight is on its heaviest cell). (b) Hard: "
+        f'"{captions[1]}", from the same weights in a decoder built with '
+        f'`attention_mode="hard"`, which at inference reads only the '
+        f'most likely cell per word (`hard_inference="argmax"`; '
+        f"{read} distinct cells for {len(cells[1])} words). No model "
+        f"trained with hard attention (REINFORCE) is shipped, so unlike the "
+        f"book's panel (b) this is the soft model read hard, not a second "
+        f"model; {same}."
     )
-    return Figure("15.22", "Soft and hard attention", paths, caption)
+    return Figure("15.22", "Soft and hard attention", tuple(paths), caption)
