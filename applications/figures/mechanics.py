@@ -1,12 +1,10 @@
-"""Figure 15.16 and the lecture notes' transformer pictures, from our
-layers on small made-up inputs (no trained model): attention as a
-weighted average (`BilinearAttention`), the heads of a multi-head layer
-(`MultiHead`) and the sinusoidal position encodings
+"""Figure 15.16 and the lecture notes' position encodings, from our layers
+on small made-up inputs (no trained model): attention as a weighted
+average (`BilinearAttention`) and the sinusoidal position encodings
 (`PositionalEmbedding`)."""
 
 import os
 
-import keras
 import numpy as np
 from keras import ops
 from matplotlib import pyplot as plt
@@ -15,10 +13,6 @@ from applications.common.plots import save_figure
 from applications.figures.gallery import Figure
 from attention_zoo.blocks import PositionalEmbedding
 from attention_zoo.layers import BilinearAttention
-from attention_zoo.layers import MultiHead
-
-HEADS_SENTENCE = "are you still at home ?"
-WIDTH = 0.5  # the standard deviation of the untrained heads' kernels
 
 
 def _numpy(x):
@@ -85,60 +79,6 @@ def weighted_average(out, seed=0):
     return Figure(
         "15.16",
         "Attention as a weighted average of values",
-        (path,),
-        caption,
-    )
-
-
-def heads(out, num_heads=4, seed=0):
-    """The lecture's multi-head self-attention: one map per head."""
-    keras.utils.set_random_seed(seed)
-    tokens = HEADS_SENTENCE.split()
-    ids = np.arange(1, len(tokens) + 1)[None]  # (1, T): one id per word
-    embed = PositionalEmbedding(len(tokens) + 1, 32, max_length=16)
-    # Wider than Glorot's random projections, so that untrained heads
-    # are not all near uniform.
-    layer = MultiHead(
-        num_heads=num_heads,
-        key_dim=8,
-        kernel_initializer=keras.initializers.RandomNormal(stddev=WIDTH),
-    )
-    x = embed(ids)  # (1, T, 32)
-    _, weights = layer(x, x, return_attention_scores=True)
-    weights = _numpy(weights)[0]  # (H, T, T)
-
-    fig, axes = plt.subplots(
-        1,
-        num_heads,
-        figsize=(3.6 * num_heads + 1, 3.6),
-        squeeze=False,
-        layout="constrained",
-    )
-    for h, ax in enumerate(axes[0]):
-        image = ax.imshow(weights[h], cmap="viridis", vmin=0.0, vmax=1.0)
-        ax.set_xticks(range(len(tokens)), tokens, rotation=90)
-        ax.set_yticks(range(len(tokens)), tokens)
-        ax.set_xlabel("key")
-        ax.set_ylabel("query")
-        ax.set_title(f"head {h + 1}")
-    fig.colorbar(image, ax=axes[0].tolist(), label="attention weight")
-    path = save_figure(fig, os.path.join(out, "heads.png"))
-    peaks = [tokens[int(np.argmax(weights[h, -1]))] for h in range(num_heads)]
-    spread = float(np.mean(np.abs(weights - weights.mean(axis=0))))
-    caption = (
-        f"The {num_heads} heads of one `MultiHead` self-attention layer "
-        f'over "{HEADS_SENTENCE}" (`PositionalEmbedding` with sinusoidal '
-        f"positions in front): each head has its own projections, so its "
-        f"own map (the last word's strongest key per head: "
-        f"{', '.join(peaks)}; the maps differ from their mean by "
-        f"{spread:.3f} on average). Unlike the lecture's trained heads these "
-        f"are untrained (random normal projections of standard deviation "
-        f"{WIDTH}, seed {seed}): no transformer "
-        f"is shipped, so the picture shows the mechanics, not learned roles."
-    )
-    return Figure(
-        "heads",
-        "Multi-head attention: one map per head",
         (path,),
         caption,
     )

@@ -17,6 +17,7 @@ import time
 import traceback
 
 from applications.figures import convolution
+from applications.figures import heads
 from applications.figures import mechanics
 from applications.figures import records
 from applications.figures import regression
@@ -35,7 +36,7 @@ MAKERS = {
     "15.20": records.health_record,
     "15.21": shipped.entailment_alignment,
     "15.22": shipped.soft_and_hard,
-    "heads": mechanics.heads,
+    "heads": heads.heads,
     "positions": mechanics.positions,
 }
 

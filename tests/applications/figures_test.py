@@ -13,6 +13,7 @@ from matplotlib import image as mpimg
 from applications import cli
 from applications.figures import convolution
 from applications.figures import flags
+from applications.figures import heads
 from applications.figures import run
 from applications.figures.gallery import INDEX
 
@@ -56,6 +57,15 @@ def test_receptive_field_matches_the_dilation_arithmetic(
     field = 1 + (kernel_size - 1) * sum(dilations)
     assert np.count_nonzero(responses[-1]) == field
     assert not np.triu(responses, 1).any()  # causal
+
+
+def test_head_offsets_name_the_key_each_query_reads_most():
+    steps = 5
+    previous = np.eye(steps, k=-1)  # query i reads key i - 1
+    previous[0, 0] = 1.0  # the first has no previous: itself
+    itself = np.eye(steps)
+    found = heads.offsets(np.stack([previous, itself]))
+    assert found == [(-1, 0.8), (0, 1.0)]
 
 
 def test_cheap_figures_write_pngs_and_the_gallery(tmp_path, capsys):
