@@ -45,6 +45,9 @@ def test_command_modules_import(name):
         assert callable(importlib.import_module(module).main), module
     assert isinstance(application.demo_recipe(), Recipe)
     assert application.infer_help
+    # Any module of the package, by its name in the package.
+    synthetic = application.module("synthetic")
+    assert synthetic.__name__ == application.synthetic_module
 
 
 @pytest.mark.parametrize("name", NAMES)
