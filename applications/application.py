@@ -94,6 +94,12 @@ class Application:
         """The module of the demo's `RECIPE`."""
         return f"{self.package}.demo"
 
+    def module(self, name):
+        """The application's module `name` (imports it): `module("evaluate")`
+        is `<package>.evaluate`, for code outside its folder that draws
+        with its helpers (`applications.figures`)."""
+        return importlib.import_module(f"{self.package}.{name}")
+
     def bundle_class(self):
         """The `SavedBundle` subclass (imports it)."""
         module, _, name = self.bundle.partition(":")

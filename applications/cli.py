@@ -3,6 +3,7 @@
     attention-zoo                             # the default job: the demo
     attention-zoo demo [--out DIR] [--only APP ...] [--quick]
     attention-zoo demo kernel-regression [--out DIR] [--epochs N] ...
+    attention-zoo figures [--out DIR] [--only NAME ...]  # the book's figures
     attention-zoo train APP [--data PATH] [--epochs N] ...
     attention-zoo INFER_COMMAND MODEL ...     # run APP's export
     attention-zoo models                      # the shipped models
@@ -18,8 +19,9 @@ prints a summary table (`applications.demo.run`).
 This is the one place that imports lazily to start fast: a job's flags
 are read by a parser that imports no TensorFlow (the applications'
 `flags`, `applications.commands.train_flags` / `infer_flags`,
-`applications.demo.flags`), and only then is the job's module, which
-imports what it uses at its top, imported (`_run`).
+`applications.demo.flags`, `applications.figures.flags`), and only then
+is the job's module, which imports what it uses at its top, imported
+(`_run`).
 """
 
 import argparse
@@ -31,6 +33,7 @@ from applications.commands import infer_flags
 from applications.commands import train_flags
 from applications.common import startup
 from applications.demo import flags as demo_flags
+from applications.figures import flags as figures_flags
 
 # Job name -> module with a `main(argv)`. Each job's flags are read first
 # by a parser that imports no TensorFlow (`_precheck`), so that `--help`
@@ -40,6 +43,7 @@ DEMOS = {
     "kernel-regression": "applications.kernel_regression.demo",
 }
 FULL_DEMO = "applications.demo.run"  # `demo` without one of DEMOS' names
+FIGURES = "applications.figures.run"
 MODELS = "applications.models_command"
 SERVE = "applications.serve_command"
 _APPLICATIONS = registry.all_applications()
@@ -82,24 +86,25 @@ def _parser():
             nargs=argparse.REMAINDER,
             help="the job's own flags (see NAME --help)",
         )
-    commands.add_parser(
-        "models",
-        help="list the trained models shipped in saved_models/",
-        add_help=False,
-    ).add_argument("args", nargs=argparse.REMAINDER)
-    commands.add_parser(
-        "serve",
-        help="serve exports with TF Serving's REST and gRPC APIs "
-        "(tensorflow_model_server's flags)",
-        add_help=False,
-    ).add_argument("args", nargs=argparse.REMAINDER)
-    for command in COMMANDS:
-        sub = commands.add_parser(
-            command,
-            help=COMMAND_HELP[command],
-            add_help=False,
-        )
-        sub.add_argument("args", nargs=argparse.REMAINDER)
+    # Jobs whose flags are all their own (`args`), the inference commands
+    # last.
+    for command, help_text in [
+        (
+            "figures",
+            "remake the textbook's attention figures as PNGs and "
+            "a gallery page",
+        ),
+        ("models", "list the trained models shipped in saved_models/"),
+        (
+            "serve",
+            "serve exports with TF Serving's REST and gRPC APIs "
+            "(tensorflow_model_server's flags)",
+        ),
+        *COMMAND_HELP.items(),
+    ]:
+        commands.add_parser(
+            command, help=help_text, add_help=False
+        ).add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -141,6 +146,9 @@ def _main(argv=None):
         # The full demo, with its own flags (`demo --only APP`).
         demo_flags.parse(argv[1:])
         return _run(FULL_DEMO, argv[1:])
+    if argv[0] == "figures":
+        figures_flags.parse(argv[1:])
+        return _run(FIGURES, argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
         # lazy: the version is the package's, and importing it starts

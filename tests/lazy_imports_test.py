@@ -22,6 +22,7 @@ COMMAND_PATHS = (
     "applications/commands/",
     "applications/demo/run.py",
     "applications/demo/flags.py",
+    "applications/figures/",
 )
 
 

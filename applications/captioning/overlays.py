@@ -62,7 +62,14 @@ def overlay_size(words, columns=5):
 
 
 def plot_caption_attention(
-    image, words, heatmaps, path, title=None, columns=5, alpha=0.6
+    image,
+    words,
+    heatmaps,
+    path,
+    title=None,
+    columns=5,
+    alpha=0.6,
+    colorbar_label=None,
 ):
     """Writes the show-attend-tell figure of one caption as a PNG.
 
@@ -82,6 +89,8 @@ def plot_caption_attention(
         title: str, the figure's title. Defaults to `None`.
         columns: int, panels per row at most. Defaults to `5`.
         alpha: float, the heatmaps' opacity. Defaults to `0.6`.
+        colorbar_label: str, draws a colour bar of the scaled weights
+            with this label, beside the panels. Defaults to `None` (none).
 
     Returns:
         `path`. The PNG is `overlay_size(len(words), columns)` pixels.
@@ -150,6 +159,11 @@ def plot_caption_attention(
             extent=extent,
         )
         ax.set_title(words[panel - 1], fontsize=10)
+    if colorbar_label:
+        scale = plt.cm.ScalarMappable(plt.Normalize(0.0, 1.0), cmap="jet")
+        figure.colorbar(
+            scale, ax=axes.ravel().tolist(), shrink=0.8, label=colorbar_label
+        )
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     figure.savefig(path, dpi=DPI)
     plt.close(figure)

@@ -14,8 +14,34 @@ MAX_INCHES = 16.0
 MAX_TICKS = 40
 
 
+def save_figure(fig, path, dpi=120):
+    """Writes matplotlib figure `fig` as the PNG `path` (folders are
+    created) and closes it. Returns `path`.
+
+    Raises:
+        attention_zoo.export.atomic_file.WriteError: `path` could not be
+            written (e.g. a full disk), naming it.
+    """
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        # Beside `path`, then renamed: a full disk leaves no cut PNG and
+        # says so in one line (`WriteError`).
+        with atomic_write(path, "wb") as f:
+            fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
 def plot_heatmap(
-    x_tokens, y_tokens, weights, path, title=None, x_label="", y_label=""
+    x_tokens,
+    y_tokens,
+    weights,
+    path,
+    title=None,
+    x_label="",
+    y_label="",
+    colorbar_label=None,
 ):
     """Writes a heatmap PNG of attention weights in `[0, 1]`.
 
@@ -26,6 +52,8 @@ def plot_heatmap(
         path: the PNG to write (folders are created).
         title: optional title.
         x_label, y_label: axis labels.
+        colorbar_label: str, draws a colour bar with this label. Defaults
+            to `None` (no colour bar).
 
     Returns:
         `path`.
@@ -34,13 +62,16 @@ def plot_heatmap(
         attention_zoo.export.atomic_file.WriteError: `path` could not be
             written (e.g. a full disk), naming it.
     """
-    png = heatmap_png(x_tokens, y_tokens, weights, title, x_label, y_label)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    # Beside `path`, then renamed: a full disk leaves no cut PNG and says
-    # so in one line (`WriteError`).
-    with atomic_write(path, "wb") as f:
-        f.write(png)
-    return path
+    fig = heatmap_figure(
+        x_tokens,
+        y_tokens,
+        weights,
+        title,
+        x_label,
+        y_label,
+        colorbar_label=colorbar_label,
+    )
+    return save_figure(fig, path)
 
 
 def heatmap_png(
@@ -53,8 +84,31 @@ def heatmap_png(
     dpi=120,
     vmax=1.0,
 ):
-    """The PNG bytes `plot_heatmap` writes (its arguments but `path`), at
-    `dpi` dots per inch, the colours from 0 to `vmax`.
+    """The PNG bytes of `heatmap_figure` (its arguments), at `dpi` dots
+    per inch."""
+    fig = heatmap_figure(
+        x_tokens, y_tokens, weights, title, x_label, y_label, vmax=vmax
+    )
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def heatmap_figure(
+    x_tokens,
+    y_tokens,
+    weights,
+    title=None,
+    x_label="",
+    y_label="",
+    vmax=1.0,
+    colorbar_label=None,
+):
+    """The matplotlib figure of `plot_heatmap` (its arguments but `path`),
+    the colours from 0 to `vmax`.
 
     A wide matrix (an image's cells, a record's events) is drawn at most
     `MAX_INCHES` wide, its column labels thinned to `MAX_TICKS`.
@@ -69,7 +123,9 @@ def heatmap_png(
     height = min(1.5 + 0.35 * len(y_tokens), MAX_INCHES)
     width = min(2.0 + 0.45 * len(x_tokens), MAX_INCHES)
     fig, ax = plt.subplots(figsize=(width, height))
-    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
+    image = ax.imshow(
+        weights, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto"
+    )
     for axis, tokens, rotation in (
         (ax.xaxis, x_tokens, 90),
         (ax.yaxis, y_tokens, 0),
@@ -81,9 +137,6 @@ def heatmap_png(
     ax.set_ylabel(y_label)
     if title:
         ax.set_title(title)
-    buffer = io.BytesIO()
-    try:
-        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return buffer.getvalue()
+    if colorbar_label:
+        fig.colorbar(image, ax=ax, label=colorbar_label)
+    return fig

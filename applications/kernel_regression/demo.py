@@ -135,7 +135,7 @@ def _plot(data, curves, weights, out_dir):
     ax.set_xlabel("training input index (sorted x_i)")
     ax.set_ylabel("test input index (sorted x)")
     ax.set_title("Kernel regression attention weights")
-    fig.colorbar(image, ax=ax)
+    fig.colorbar(image, ax=ax, label="attention weight")
     weights_path = os.path.join(out_dir, "attention_weights.png")
     fig.savefig(weights_path, dpi=120, bbox_inches="tight")
     plt.close(fig)

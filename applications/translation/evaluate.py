@@ -29,7 +29,9 @@ def alignment_accuracy(attention_maps, alignments):
     return hits / max(total, 1)
 
 
-def plot_attention(source_tokens, target_tokens, weights, path, title=None):
+def plot_attention(
+    source_tokens, target_tokens, weights, path, title=None, colorbar_label=None
+):
     """Writes a heatmap PNG: source tokens across, target tokens down.
 
     Args:
@@ -38,6 +40,8 @@ def plot_attention(source_tokens, target_tokens, weights, path, title=None):
         weights: array `(target, source)`.
         path: the PNG to write.
         title: optional title.
+        colorbar_label: str, draws a colour bar with this label. Defaults
+            to `None` (no colour bar).
 
     Returns:
         `path`.
@@ -50,4 +54,5 @@ def plot_attention(source_tokens, target_tokens, weights, path, title=None):
         title=title,
         x_label="source",
         y_label="translation",
+        colorbar_label=colorbar_label,
     )

@@ -45,6 +45,9 @@ def test_command_modules_import(name):
         assert callable(importlib.import_module(module).main), module
     assert isinstance(application.demo_recipe(), Recipe)
     assert application.infer_help
+    # Any module of the package, by its name in the package.
+    synthetic = application.module("synthetic")
+    assert synthetic.__name__ == application.synthetic_module
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -120,10 +123,11 @@ def test_help_imports_neither_tensorflow_nor_keras():
     code = (
         "import sys\n"
         "from applications import cli\n"
-        "try:\n"
-        "    cli.main(['--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
+        "for argv in (['--help'], ['figures', '--help']):\n"
+        "    try:\n"
+        "        cli.main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
         "print(sorted({'tensorflow', 'keras', 'jax'} & set(sys.modules)))\n"
     )
     completed = subprocess.run(
@@ -133,3 +137,4 @@ def test_help_imports_neither_tensorflow_nor_keras():
     assert completed.stdout.strip().splitlines()[-1] == "[]"
     for application in registry.all_applications():
         assert application.infer_command in completed.stdout
+    assert "--only NAME" in completed.stdout  # `figures --help`
