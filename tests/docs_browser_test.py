@@ -1,7 +1,7 @@
 """The built documentation site in a real headless browser (Debian's
 Chromium through Selenium; `.ci/run` installs it): the home page, a model
 card and the API reference render, with their titles and no image that
-fails to load."""
+fails to load (the gallery has them all)."""
 
 import functools
 import http.server
@@ -16,12 +16,15 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+from applications.figures.flags import FIGURES
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
 PAGES = {
     "": "attention-zoo",
     "getting-started/": "Getting started",
+    "gallery/": "The gallery",
     "zoo/translation-spa-eng/": "translation-spa-eng",
     "api/layers/": "Layers",
 }
@@ -84,3 +87,6 @@ def test_a_page_renders_with_every_image(site, browser, page, title):
     assert title in browser.title
     assert browser.find_elements("css selector", "article h1")
     assert browser.execute_script(BROKEN_IMAGES) == []
+    if page == "gallery/":  # a picture (or two) per figure, all loaded
+        images = browser.find_elements("css selector", "article img")
+        assert len(images) >= len(FIGURES)

@@ -75,3 +75,18 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         tmp_path / "site" / "api" / "layers" / "index.html"
     ).read_text()
     assert "AdditiveAttention" in reference and "units" in reference
+
+
+def test_the_gallery_shows_every_figure_the_command_makes():
+    """`docs/gallery/` is what `attention-zoo figures --out docs/gallery`
+    writes: every figure of the command has its section and images."""
+    from applications.figures.flags import FIGURES
+
+    gallery = ROOT / "docs" / "gallery"
+    index = (gallery / "index.md").read_text()
+    assert len(re.findall(r"^## ", index, re.M)) == len(FIGURES)
+    for name in FIGURES:
+        assert not name[0].isdigit() or f"## Figure {name}:" in index, name
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", index)
+    assert len(images) >= len(FIGURES)
+    assert all((gallery / image).is_file() for image in images)

@@ -11,6 +11,8 @@ its outputs come back as TensorFlow tensors, so the code around it is the
 same on both backends.
 """
 
+import functools
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -22,8 +24,13 @@ def compiled_call(model, jit_compile=True):
     structure) on every backend."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
+        # A partial, not a lambda: TensorFlow counts the traces of every
+        # tf.function of one code object together and warns of
+        # "retracing" when a model is compiled anew after each `fit`; a
+        # partial has no code object, so each compiled call counts alone
+        # (as `attention_zoo.decoding.compiler` does).
         return tf.function(
-            lambda inputs: model(inputs, training=False),
+            functools.partial(_inference_call, model),
             jit_compile=bool(jit_compile),
             autograph=False,
         )
@@ -54,3 +61,7 @@ def compiled_call(model, jit_compile=True):
         )
 
     return predict
+
+
+def _inference_call(model, inputs):
+    return model(inputs, training=False)
