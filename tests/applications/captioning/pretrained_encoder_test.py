@@ -166,6 +166,7 @@ class _Interrupt(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow  # the quick twin: ..._trains_the_same_weights
 def test_a_cached_run_checkpoints_the_whole_captioner_and_resumes(
     shapes, tmp_path
 ):

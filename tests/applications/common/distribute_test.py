@@ -149,8 +149,8 @@ def test_a_model_built_outside_the_strategy_is_rejected():
 # -- training under mirrored and multi-worker --------------------------------
 
 
-# The applications of the quick run, compared in one process.
-QUICK = ("ehr", "entailment")
+# The application of the quick run (the others in the slow tier).
+QUICK = ("entailment",)
 
 
 @pytest.fixture(scope="module")
@@ -177,6 +177,7 @@ def comparisons():
     "app",
     [
         *QUICK,
+        pytest.param("ehr", marks=slow),
         pytest.param("translation", marks=slow),
         pytest.param("captioning", marks=slow),
     ],

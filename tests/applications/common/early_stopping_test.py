@@ -156,11 +156,11 @@ def check_cli_patience(app, tmp_path, monkeypatch, capsys):
         assert "stopped early, epoch" in capsys.readouterr().out
 
 
-def test_translation_patience_through_the_cli(tmp_path, monkeypatch, capsys):
-    check_cli_patience("translation", tmp_path, monkeypatch, capsys)
+def test_entailment_patience_through_the_cli(tmp_path, monkeypatch, capsys):
+    check_cli_patience("entailment", tmp_path, monkeypatch, capsys)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("app", ["captioning", "ehr", "entailment"])
+@pytest.mark.parametrize("app", ["captioning", "ehr", "translation"])
 def test_patience_through_the_cli(app, tmp_path, monkeypatch, capsys):
     check_cli_patience(app, tmp_path, monkeypatch, capsys)

@@ -193,6 +193,7 @@ def test_a_full_disk_at_the_first_checkpoint_is_one_line_and_no_run(
     assert run_folder.state(run_dir) == run_folder.FINISHED
 
 
+@pytest.mark.slow  # the quick twin: ..._at_the_first_checkpoint_...
 def test_a_full_disk_while_going_on_keeps_the_backup_to_resume_from(
     finished, monkeypatch, capsys
 ):
