@@ -156,11 +156,11 @@ def check_cli_patience(app, tmp_path, monkeypatch, capsys):
         assert "stopped early, epoch" in capsys.readouterr().out
 
 
-def test_entailment_patience_through_the_cli(tmp_path, monkeypatch, capsys):
-    check_cli_patience("entailment", tmp_path, monkeypatch, capsys)
-
-
+# Through the command in the slow tier; the quick twin is
+# test_stops_after_patience_and_keeps_the_best_epoch.
 @pytest.mark.slow
-@pytest.mark.parametrize("app", ["captioning", "ehr", "translation"])
+@pytest.mark.parametrize(
+    "app", ["captioning", "ehr", "entailment", "translation"]
+)
 def test_patience_through_the_cli(app, tmp_path, monkeypatch, capsys):
     check_cli_patience(app, tmp_path, monkeypatch, capsys)

@@ -1,10 +1,16 @@
 """`attention-zoo train ehr` interrupted after an epoch and restarted with
 the same command resumes from its last finished epoch."""
 
+import pytest
+
 from applications.ehr.risk_model import RiskModel
 from tests.support import resume_checks
 
 
+# Slow tier; the quick twins resume other applications' interrupted runs
+# through the same run folder code (run_folder_faults_test's entailment
+# run, translator_test).
+@pytest.mark.slow
 def test_restarted_run_resumes_after_an_interrupt(
     tmp_path, monkeypatch, capsys
 ):
