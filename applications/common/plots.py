@@ -74,21 +74,10 @@ def plot_heatmap(
     return save_figure(fig, path)
 
 
-def heatmap_png(
-    x_tokens,
-    y_tokens,
-    weights,
-    title=None,
-    x_label="",
-    y_label="",
-    dpi=120,
-    vmax=1.0,
-):
-    """The PNG bytes of `heatmap_figure` (its arguments), at `dpi` dots
+def heatmap_png(*args, dpi=120, **kwargs):
+    """The PNG bytes of `heatmap_figure(*args, **kwargs)`, at `dpi` dots
     per inch."""
-    fig = heatmap_figure(
-        x_tokens, y_tokens, weights, title, x_label, y_label, vmax=vmax
-    )
+    fig = heatmap_figure(*args, **kwargs)
     buffer = io.BytesIO()
     try:
         fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
