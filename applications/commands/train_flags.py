@@ -93,7 +93,7 @@ def add_training_arguments(parser):
 
 def add_run_arguments(parser, app, contents):
     """`--run-dir` (default `outputs/APP`; `contents` says what it holds),
-    `--overwrite`, `--export`, `--init-from`, `--no-tensorboard`, the
+    `--overwrite`, `--export`, `--init-from`, `--[no-]tensorboard`, the
     export's jit flag and `--seed`."""
     parser.add_argument(
         "--run-dir",
@@ -119,10 +119,12 @@ def add_run_arguments(parser, app, contents):
         "sizes; --epochs, --batch-size, --learning-rate and --seed apply",
     )
     parser.add_argument(
-        "--no-tensorboard",
-        action="store_true",
-        help="write no TensorBoard logs in --run-dir/logs (history.csv, "
-        "a row per epoch, is written all the same)",
+        "--tensorboard",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="TensorBoard logs in --run-dir/logs: losses, learning rate and "
+        "a few validation examples' attention per epoch (default: on; "
+        "history.csv, a row per epoch, is written all the same)",
     )
     add_jit_compile_flag(parser)
     parser.add_argument("--seed", type=int, default=0)

@@ -151,7 +151,7 @@ def fit_run(bundle, args, strategy, *examples, watched=None, **fit_kwargs):
                 ):
                     watching.clear(args.run_dir)  # a run that starts anew
                 callbacks = watching.run_callbacks(
-                    bundle, args.run_dir, watched, not args.no_tensorboard
+                    bundle, args.run_dir, watched, args.tensorboard
                 )
             try:
                 bundle.fit(

@@ -14,18 +14,25 @@ a copy (`copy_of(folder / "run", tmp_path / "run")`).
 import contextlib
 import json
 
+# Each tiny run skips TensorBoard's logs (`--no-tensorboard`): they cost a
+# compile and a few images per run, and only the tests of the logs read
+# them (they give `--tensorboard`, as the shared runs do).
 TINY_FLAGS = {
     "translation": ["--synthetic-pairs", "200", "--units", "8",
                     "--embedding-dim", "8", "--vocabulary-size", "60",
-                    "--max-length", "12"],
+                    "--max-length", "12", "--no-tensorboard"],
     "entailment": ["--synthetic-examples", "200", "--embedding-dim", "8",
-                   "--hidden-units", "8", "--vocabulary-size", "60"],
+                   "--hidden-units", "8", "--vocabulary-size", "60",
+                   "--no-tensorboard"],
     "ehr": ["--synthetic-patients", "60", "--embedding-dim", "8",
-            "--units", "8"],
+            "--units", "8", "--no-tensorboard"],
     "captioning": ["--synthetic-images", "40", "--image-size", "32",
                    "--embedding-dim", "8", "--units", "8",
-                   "--vocabulary-size", "60", "--beam-size", "1"],
+                   "--vocabulary-size", "60", "--beam-size", "1",
+                   "--no-tensorboard"],
 }  # fmt: skip
+# What a run whose logs a test reads adds to `TINY_FLAGS`.
+LOGS = ("--tensorboard",)
 
 FITS_FILE = "fits.json"  # beside `run`: the epochs each `fit` ran
 
@@ -92,7 +99,7 @@ def finished_run(shared, app):
             recorders.append(_epochs_recorder())
             return recorders[-1:]
 
-        flags = ["--epochs", "1"]
+        flags = ["--epochs", "1", *LOGS]
         if app in EXPORTED:
             flags += ["--export", str(folder / "export")]
         with record_fits(registry.get(app).bundle_class(), callbacks):
@@ -117,7 +124,7 @@ def interrupted_run(shared, app, epochs=2, at_epoch=1):
 
         with record_fits(registry.get(app).bundle_class(), callbacks):
             try:
-                train(app, folder / "run", "--epochs", str(epochs))
+                train(app, folder / "run", "--epochs", str(epochs), *LOGS)
             except resume_checks.Interrupt:
                 pass
             else:

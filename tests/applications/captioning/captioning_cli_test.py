@@ -56,6 +56,7 @@ def trained(tmp_path_factory):
                 *TINY,
                 "--beam-size",
                 "2",
+                "--no-tensorboard",
                 "--run-dir",
                 str(tmp / "run"),
                 "--export",
@@ -210,6 +211,7 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
             *TINY,
             "--beam-size",
             "1",
+            "--no-tensorboard",
             "--run-dir",
             str(tmp_path / "run"),
         ]
@@ -239,7 +241,7 @@ def test_train_on_a_coco_folder(tmp_path, capsys):
 def test_train_names_a_data_layout_it_cannot_find(tmp_path, capsys):
     empty = tmp_path / "empty"
     (empty / "images").mkdir(parents=True)
-    run = ["--run-dir", str(tmp_path / "run"), *TINY]
+    run = ["--no-tensorboard", "--run-dir", str(tmp_path / "run"), *TINY]
     for format, problem in (
         ("auto", "no Flickr8k token file"),
         ("coco", "expected one captions_<split>.json"),
@@ -316,7 +318,8 @@ def test_hard_attention_trains_under_mirrored(tmp_path):
     result = distributed_runs.run(
         "cli", "2", "train", "captioning", "--attention-mode", "hard",
         "--strategy", "mirrored", "--synthetic-images", "64", "--epochs",
-        "1", *TINY, "--beam-size", "1", "--run-dir", str(tmp_path / "run"),
+        "1", *TINY, "--beam-size", "1", "--no-tensorboard",
+        "--run-dir", str(tmp_path / "run"),
     )
     # fmt: on
     assert result.returncode == 0, result.stderr[-2000:]
@@ -346,6 +349,7 @@ def test_restarted_run_resumes_after_an_interrupt(tmp_path, monkeypatch):
         *TINY,
         "--beam-size",
         "1",
+        "--no-tensorboard",
         "--run-dir",
         str(tmp_path / "run"),
     ]

@@ -220,6 +220,7 @@ def test_train_export_records_test_metrics_and_data(tmp_path, capsys):
             "100",
             "--max-length",
             "10",
+            "--no-tensorboard",
             "--run-dir",
             str(tmp_path / "run"),
             "--export",

@@ -73,7 +73,7 @@ def test_init_from_on_the_command_line(shared, tmp_path, capsys):
     run = str(tmp_path / "b")
     assert _train([
         "--synthetic-pairs", "120", "--init-from", export, "--epochs", "2",
-        "--learning-rate", "0.0005", "--run-dir", run,
+        "--learning-rate", "0.0005", "--no-tensorboard", "--run-dir", run,
     ]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert f"--init-from {export}: fine-tuning" in out

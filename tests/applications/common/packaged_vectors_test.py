@@ -133,6 +133,7 @@ def _train(tmp_path, *flags):
             "8",
             "--validation-fraction",
             "0.2",
+            "--no-tensorboard",
             "--run-dir",
             str(tmp_path / "run"),
             *flags,

@@ -272,6 +272,7 @@ def test_train_flag_sets_and_records_the_policy(tmp_path, capsys):
         "16",
         "--precision",
         BF16,
+        "--no-tensorboard",
         "--run-dir",
         str(run_dir),
     ]

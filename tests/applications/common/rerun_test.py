@@ -17,6 +17,7 @@ from applications.common import training
 from tests.support import tiny_runs
 from tests.support import training_logs
 from tests.support.shared_folders import copy_of
+from tests.support.tiny_runs import LOGS
 from tests.support.tiny_runs import TINY_FLAGS
 
 # A config field of each application and a flag that sets it to another
@@ -31,7 +32,8 @@ CHANGES = {
 
 def _train(app, run_dir, *flags):
     return cli.main(
-        ["train", app, *TINY_FLAGS[app], "--run-dir", str(run_dir), *flags]
+        ["train", app, *TINY_FLAGS[app], *LOGS, "--run-dir", str(run_dir)]
+        + list(flags)
     )
 
 

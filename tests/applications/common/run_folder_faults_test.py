@@ -33,7 +33,7 @@ NO_SPACE = "No space left on device"
 
 
 def _train(run_dir, *flags):
-    return tiny_runs.train(APP, run_dir, *flags)
+    return tiny_runs.train(APP, run_dir, *flags, *tiny_runs.LOGS)
 
 
 def _full_disk(monkeypatch, name):

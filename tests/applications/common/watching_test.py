@@ -66,7 +66,7 @@ def test_a_run_logs_every_epoch_and_a_run_that_goes_on_appends(
     run_dir = copy_of(built, tmp_path / "run")
     capsys.readouterr()
 
-    assert tiny_runs.train(APP, run_dir, "--epochs", "2") == 0
+    assert tiny_runs.train(APP, run_dir, "--epochs", "2", *tiny_runs.LOGS) == 0
     out = capsys.readouterr().out
     logs = run_dir / watching.LOGS_DIR
     assert f"tensorboard --logdir {logs}" in out.splitlines()[-1]

@@ -23,6 +23,7 @@ def _train(tmp_path, *flags):
             "8",
             "--units",
             "8",
+            "--no-tensorboard",
             "--run-dir",
             str(tmp_path / "run"),
             *flags,

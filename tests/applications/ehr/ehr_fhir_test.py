@@ -366,7 +366,7 @@ def test_the_cli_names_a_truncated_line(tmp_path, capsys):
     lines[4] = lines[4][:30]
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(SystemExit) as exit_info:
-        run = ["--run-dir", str(tmp_path / "run")]
+        run = ["--no-tensorboard", "--run-dir", str(tmp_path / "run")]
         cli.main(["train", "ehr", "--data", str(folder), *run])
     assert exit_info.value.code == 2
     assert "Observation.ndjson:5: invalid JSON" in capsys.readouterr().err
@@ -378,6 +378,6 @@ def test_train_on_a_fhir_folder(tmp_path, capsys):
     synthetic = make_synthetic_patients(60, seed=2)
     fhir_writer.save_synthetic_fhir(synthetic, folder, "bundle")
     flags = ["--epochs", "1", "--embedding-dim", "8", "--units", "8"]
-    run = ["--run-dir", str(tmp_path / "run")]
+    run = ["--no-tensorboard", "--run-dir", str(tmp_path / "run")]
     assert cli.main(["train", "ehr", "--data", str(folder), *flags, *run]) == 0
     assert "test: AUROC" in capsys.readouterr().out

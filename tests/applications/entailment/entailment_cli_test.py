@@ -21,6 +21,7 @@ def _train(tmp_path, *flags):
             "8",
             "--hidden-units",
             "8",
+            "--no-tensorboard",
             "--run-dir",
             str(tmp_path / "run"),
             *flags,

@@ -22,6 +22,7 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
             "32",
             "--embedding-dim",
             "16",
+            "--no-tensorboard",
             "--run-dir",
             str(run_dir),
             "--export",
@@ -58,6 +59,7 @@ def test_train_reports_a_bad_data_line(tmp_path, capsys):
                 "translation",
                 "--data",
                 str(bad),
+                "--no-tensorboard",
                 "--run-dir",
                 str(tmp_path / "run"),
             ]
