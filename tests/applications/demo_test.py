@@ -29,6 +29,9 @@ def _summary(out):
     return {row["application"]: row for row in rows}
 
 
+# Slow tier; the quick twins: export_metadata_test's fresh-process load of
+# an export and shipped_models_test's demo opening.
+@pytest.mark.slow
 def test_quick_demo_of_two_applications(tmp_path, capsys):
     code = _run_demo(
         tmp_path,

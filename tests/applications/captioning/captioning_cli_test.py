@@ -189,6 +189,9 @@ def _write_coco(folder, shapes, missing_name, corrupt_name):
     )
 
 
+# Slow tier; the quick twin reads COCO's layout without training
+# (caption_layout_test).
+@pytest.mark.slow
 def test_train_on_a_coco_folder(tmp_path, capsys):
     shapes = make_synthetic_shapes(30, image_size=40, seed=2)
     coco = tmp_path / "coco"

@@ -28,11 +28,11 @@ def _first_batch_loss(bundle, examples):
     return bundle.model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
 
 
-# Entailment, the quicker, in the default run; translation with the slow ones.
-@pytest.mark.parametrize(
-    "application",
-    ["entailment", pytest.param("translation", marks=pytest.mark.slow)],
-)
+# Both in the slow tier (each trains and exports a model); the quick twin
+# is from_export_test: an export reads back with the same config,
+# vocabularies and weights (so its loss is the exported model's).
+@pytest.mark.slow
+@pytest.mark.parametrize("application", ["entailment", "translation"])
 def test_from_preset_starts_far_below_a_fresh_model(application, tmp_path):
     described = registry.get(application)
     bundle_class = described.bundle_class()

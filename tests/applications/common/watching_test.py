@@ -21,6 +21,8 @@ from tests.support.shared_folders import copy_of
 
 APP = "entailment"
 
+SLOW = pytest.mark.slow
+
 
 def _check_epochs(run_dir, epochs):
     """`run_dir`'s logs hold epochs `0 .. epochs - 1` once each."""
@@ -116,7 +118,15 @@ def _validation(application, count):
     return arguments[0] if len(arguments) == 1 else arguments
 
 
-@pytest.mark.parametrize("application", tiny_bundles.APPLICATIONS)
+# Entailment's in the quick run (its logs are read back above too), the
+# others in the slow tier.
+@pytest.mark.parametrize(
+    "application",
+    [
+        name if name == "entailment" else pytest.param(name, marks=SLOW)
+        for name in tiny_bundles.APPLICATIONS
+    ],
+)
 def test_watch_examples_gives_text_and_labelled_attention(application, shared):
     bundle = tiny_bundles.tiny_bundle(application, shared)
     shown = bundle.watch_examples(_validation(application, 4), 2)

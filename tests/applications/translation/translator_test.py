@@ -596,6 +596,9 @@ def test_saved_model_cli_lists_the_signature(model_name, served):
     assert "outputs['attention']" in shown and "DT_FLOAT" in shown
 
 
+# Slow tier; the quick twin resumes an interrupted entailment run through
+# the same run folder code (run_folder_faults_test).
+@pytest.mark.slow
 def test_interrupted_fit_resumes_from_its_last_epoch(synthetic, tmp_path):
     first, resumed = check_fit_resumes(
         lambda: Translator(TINY),
