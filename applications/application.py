@@ -77,7 +77,7 @@ class Application:
 
     def flags(self):
         """The `flags_module` (imports it; it imports no TensorFlow)."""
-        return importlib.import_module(self.flags_module)
+        return self.module("flags")
 
     @property
     def infer_module(self):

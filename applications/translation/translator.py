@@ -337,59 +337,61 @@ class Translator(GeneratingBundle):
             `target_tokens` (lists of str, as the model saw and produced
             them, END included) and `attention` `(target, source)`.
         """
-        source_ids = self.source_ids([text])
+        return self._explanations([text], beam_size, length_penalty, search)[0]
+
+    def watch_examples(self, pairs, count):
+        """The first `count` `(source, target)` pairs as the training logs
+        show them (`applications.common.watching`), translated in one
+        batch: per pair a dict with `text` (source, translation,
+        reference) and `attention` `(translation tokens, source tokens)`,
+        labelled by `rows` and `columns` (as `explain` gives them)."""
+        pairs = list(pairs)[:count]
+        if not pairs:
+            return []
+        explained = self._explanations([source for source, _ in pairs])
+        return [
+            {
+                "text": f"{source} -> {example['translation']} "
+                f"(reference: {target})",
+                "attention": example["attention"],
+                "rows": example["target_tokens"],
+                "columns": example["source_tokens"],
+                "row_name": "translation",
+                "column_name": "source",
+            }
+            for (source, target), example in zip(pairs, explained)
+        ]
+
+    def _explanations(
+        self, texts, beam_size=None, length_penalty=None, search=None
+    ):
+        """`explain`'s dict for each of `texts`, decoded in one batch."""
+        source_ids = self.source_ids(texts)
         result = self.decode(
             source_ids, beam_size, length_penalty, search=search
         )
         # NumPy, whatever the backend's tensors (JAX arrays have no
         # `.numpy()`).
         result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
-        length = int(result["lengths"][0])
-        source = [int(i) for i in np.asarray(source_ids)[0] if i != 0]
-        target = [int(i) for i in result["tokens"][0, :length]]
-        translation = self.target_tokenizer.detokenize(result["tokens"][:1])[0]
+        translations = self.target_tokenizer.detokenize(result["tokens"])
         vocab_in = self.source_tokenizer.vocabulary
         vocab_out = self.target_tokenizer.vocabulary
-        return {
-            "translation": translation.numpy().decode("utf-8"),
-            "source_tokens": [vocab_in[i] for i in source],
-            "target_tokens": [vocab_out[i] for i in target],
-            "attention": result["attention"][0, :length, : len(source)],
-        }
-
-    def watch_examples(self, pairs, count):
-        """The first `count` `(source, target)` pairs as the training logs
-        show them (`applications.common.watching`), translated in one
-        greedy batch: per pair a dict with `text` (source, translation,
-        reference) and `attention` `(translation tokens, source tokens)`,
-        labelled by `rows` and `columns` (as `explain` gives them)."""
-        pairs = list(pairs)[:count]
-        if not pairs:
-            return []
-        source_ids = self.source_ids([source for source, _ in pairs])
-        result = self.decode(source_ids)
-        result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
-        texts = self.target_tokenizer.detokenize(result["tokens"]).numpy()
-        vocab_in = self.source_tokenizer.vocabulary
-        vocab_out = self.target_tokenizer.vocabulary
-        shown = []
-        for row, (source, target) in enumerate(pairs):
+        explained = []
+        for row, translation in enumerate(translations.numpy()):
             length = int(result["lengths"][row])
-            read = [vocab_in[i] for i in np.asarray(source_ids)[row] if i]
-            shown.append(
+            source = [int(i) for i in np.asarray(source_ids)[row] if i != 0]
+            target = [int(i) for i in result["tokens"][row, :length]]
+            explained.append(
                 {
-                    "text": f"{source} -> {texts[row].decode('utf-8')} "
-                    f"(reference: {target})",
-                    "attention": result["attention"][row, :length, : len(read)],
-                    "rows": [
-                        vocab_out[i] for i in result["tokens"][row, :length]
+                    "translation": translation.decode("utf-8"),
+                    "source_tokens": [vocab_in[i] for i in source],
+                    "target_tokens": [vocab_out[i] for i in target],
+                    "attention": result["attention"][
+                        row, :length, : len(source)
                     ],
-                    "columns": read,
-                    "row_name": "translation",
-                    "column_name": "source",
                 }
             )
-        return shown
+        return explained
 
     def evaluate(
         self,
