@@ -59,18 +59,18 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
-from applications import registry  # noqa: E402
-from applications.captioning import train as captioning_train  # noqa: E402
-from applications.captioning.synthetic import make_synthetic_shapes  # noqa: E402
-from applications.ehr import data as ehr_data  # noqa: E402
-from applications.ehr import train as ehr_train  # noqa: E402
-from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
-from applications.entailment import data as entailment_data  # noqa: E402
-from applications.entailment import synthetic as entailment_synthetic  # noqa: E402
-from applications.entailment import train as entailment_train  # noqa: E402
-from applications.translation import data as translation_data  # noqa: E402
-from applications.translation import synthetic as translation_synthetic  # noqa: E402
-from applications.translation import train as translation_train  # noqa: E402
+from attention_zoo_apps import registry  # noqa: E402
+from attention_zoo_apps.captioning import train as captioning_train  # noqa: E402
+from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes  # noqa: E402
+from attention_zoo_apps.ehr import data as ehr_data  # noqa: E402
+from attention_zoo_apps.ehr import train as ehr_train  # noqa: E402
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from attention_zoo_apps.entailment import data as entailment_data  # noqa: E402
+from attention_zoo_apps.entailment import synthetic as entailment_synthetic  # noqa: E402
+from attention_zoo_apps.entailment import train as entailment_train  # noqa: E402
+from attention_zoo_apps.translation import data as translation_data  # noqa: E402
+from attention_zoo_apps.translation import synthetic as translation_synthetic  # noqa: E402
+from attention_zoo_apps.translation import train as translation_train  # noqa: E402
 from benchmarks import harness  # noqa: E402
 
 APPLICATIONS = registry.APPLICATIONS

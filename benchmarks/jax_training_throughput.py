@@ -41,7 +41,7 @@ import time
 import keras
 import tensorflow as tf
 
-from applications import registry
+from attention_zoo_apps import registry
 from benchmarks import harness
 
 APPS = registry.APPLICATIONS

@@ -7,7 +7,7 @@ Run from the repository root (TensorFlow backend):
     python -m benchmarks.mirrored_throughput --apps ehr entailment
 
 The host CPU is split into two logical devices
-(`applications.common.distribute.split_cpu`) before TensorFlow starts, and
+(`attention_zoo_apps.common.distribute.split_cpu`) before TensorFlow starts, and
 each application's model trains on the same data with the same global
 batch of `2 * B` examples three ways:
 
@@ -33,8 +33,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from applications import registry  # noqa: E402
-from applications.common import distribute  # noqa: E402
+from attention_zoo_apps import registry  # noqa: E402
+from attention_zoo_apps.common import distribute  # noqa: E402
 from benchmarks import harness  # noqa: E402
 
 APPS = registry.APPLICATIONS

@@ -74,9 +74,9 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 from tensorflow_serving.apis import predict_pb2  # noqa: E402
 
-from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from attention_zoo.export import atomic_directory  # noqa: E402
 from attention_zoo.serving.process import ServerProcess  # noqa: E402
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks import rest_client  # noqa: E402
 
@@ -128,7 +128,7 @@ PAIRS = (
     ("A boy jumps into a swimming pool.", "A boy is swimming."),
     ("An old man sits on a bench.", "A man is running a marathon."),
 )
-IMAGE = "applications/demo/examples/chelsea.png"
+IMAGE = "attention_zoo_apps/demo/examples/chelsea.png"
 
 
 # The examples, their requests and the in-process answers.
@@ -518,7 +518,7 @@ def ehr_export(out):
         command = [
             sys.executable,
             "-m",
-            "applications.cli",
+            "attention_zoo_apps.cli",
             "train",
             "ehr",
             "--epochs",

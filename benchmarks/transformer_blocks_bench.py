@@ -6,10 +6,19 @@ feed-forward 1024, no dropout; keras-hub blocks with `normalize_first=True`
 float32 and mixed_bfloat16. Run from the repository root:
 
     python -m benchmarks.transformer_blocks_bench [--repeats N] [--out DIR]
+
+keras-hub comes with the `benchmarks` extra: `pip install ".[benchmarks]"`.
 """
 
 import keras
-import keras_hub
+
+try:
+    import keras_hub
+except ImportError as error:  # only this benchmark needs it
+    raise SystemExit(
+        "transformer_blocks_bench needs keras-hub: "
+        'pip install ".[benchmarks]"'
+    ) from error
 
 from attention_zoo.blocks import TransformerDecoderBlock
 from attention_zoo.blocks import TransformerEncoderBlock

@@ -35,7 +35,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from keras import ops  # noqa: E402
 
-from applications.translation.rnn_model import build_rnn_translator  # noqa: E402,E501
+from attention_zoo_apps.translation.rnn_model import build_rnn_translator  # noqa: E402,E501
 from benchmarks import harness  # noqa: E402
 
 

@@ -6,7 +6,7 @@
 
 No pretrained word vectors can be downloaded here, so the entailment
 benchmark can start its embeddings from count-based vectors
-(`applications.common.ppmi_vectors`) learned from text that carries no
+(`attention_zoo_apps.common.ppmi_vectors`) learned from text that carries no
 entailment labels: the Flickr8k captions (40k, the same image-description
 domain as SNLI's premises), the COCO val2017 captions (25k), the English
 side of the Tatoeba pairs (119k) and the premises and hypotheses of the
@@ -25,9 +25,9 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from applications.common.ppmi_vectors import save_word_vectors  # noqa: E402
-from applications.common.ppmi_vectors import train_ppmi_vectors  # noqa: E402
-from applications.entailment import data  # noqa: E402
+from attention_zoo_apps.common.ppmi_vectors import save_word_vectors  # noqa: E402
+from attention_zoo_apps.common.ppmi_vectors import train_ppmi_vectors  # noqa: E402
+from attention_zoo_apps.entailment import data  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 

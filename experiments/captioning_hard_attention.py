@@ -37,16 +37,16 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from applications.captioning import data  # noqa: E402
-from applications.captioning import train as cli  # noqa: E402
-from applications.captioning.captioner import Captioner  # noqa: E402
-from applications.captioning.config import CaptioningConfig  # noqa: E402
-from applications.captioning.metrics import caption_metrics  # noqa: E402
-from applications.captioning.metrics import exact_match  # noqa: E402
-from applications.captioning.options import ATTENTION_MODES  # noqa: E402
-from applications.captioning.overlays import plot_tokens_over_image  # noqa: E402
-from applications.captioning.shapes import attention_localisation  # noqa: E402
-from applications.captioning.splits import synthetic_splits  # noqa: E402
+from attention_zoo_apps.captioning import data  # noqa: E402
+from attention_zoo_apps.captioning import train as cli  # noqa: E402
+from attention_zoo_apps.captioning.captioner import Captioner  # noqa: E402
+from attention_zoo_apps.captioning.config import CaptioningConfig  # noqa: E402
+from attention_zoo_apps.captioning.metrics import caption_metrics  # noqa: E402
+from attention_zoo_apps.captioning.metrics import exact_match  # noqa: E402
+from attention_zoo_apps.captioning.options import ATTENTION_MODES  # noqa: E402
+from attention_zoo_apps.captioning.overlays import plot_tokens_over_image  # noqa: E402
+from attention_zoo_apps.captioning.shapes import attention_localisation  # noqa: E402
+from attention_zoo_apps.captioning.splits import synthetic_splits  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 # The README's Flickr8k command.

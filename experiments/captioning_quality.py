@@ -42,14 +42,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from applications.captioning import data  # noqa: E402
-from applications.captioning import train as cli  # noqa: E402
-from applications.captioning.captioner import Captioner  # noqa: E402
-from applications.captioning.config import CaptioningConfig  # noqa: E402
-from applications.captioning.metrics import caption_metrics  # noqa: E402
-from applications.captioning.model import EFFICIENTNET_LITE0  # noqa: E402
-from applications.captioning.options import PREDICTIONS  # noqa: E402
-from applications.captioning.shapes import attention_localisation  # noqa: E402
+from attention_zoo_apps.captioning import data  # noqa: E402
+from attention_zoo_apps.captioning import train as cli  # noqa: E402
+from attention_zoo_apps.captioning.captioner import Captioner  # noqa: E402
+from attention_zoo_apps.captioning.config import CaptioningConfig  # noqa: E402
+from attention_zoo_apps.captioning.metrics import caption_metrics  # noqa: E402
+from attention_zoo_apps.captioning.model import EFFICIENTNET_LITE0  # noqa: E402
+from attention_zoo_apps.captioning.options import PREDICTIONS  # noqa: E402
+from attention_zoo_apps.captioning.shapes import attention_localisation  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 

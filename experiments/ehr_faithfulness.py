@@ -13,10 +13,10 @@ defaults), split 80/10/10 by group (seed 0), and on the test split:
   events only and over events and note;
 - per method (attention, integrated gradients, occlusion, and a random
   ranking as the control) the mean comprehensiveness and sufficiency at
-  each `--k` (`applications.ehr.faithfulness`), over all test patients and
+  each `--k` (`attention_zoo_apps.ehr.faithfulness`), over all test patients and
   over the positives;
 - the mean Kendall tau-b of integrated gradients and of occlusion with
-  attention (`applications.ehr.attributions.kendall_tau`);
+  attention (`attention_zoo_apps.ehr.attributions.kendall_tau`);
 - synthetic only: each method's top-3 recall of the planted risk codes,
   over the test patients with one.
 
@@ -31,16 +31,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from applications.ehr import attributions  # noqa: E402
-from applications.ehr import faithfulness  # noqa: E402
-from applications.ehr import train as cli  # noqa: E402
-from applications.ehr.config import EHRConfig  # noqa: E402
-from applications.ehr.metrics import auroc  # noqa: E402
-from applications.ehr.mimic import load_mimic_iv  # noqa: E402
-from applications.ehr.model import EVENT_ATTENTION_LAYER  # noqa: E402
-from applications.ehr.records import split_patients  # noqa: E402
-from applications.ehr.risk_model import RiskModel  # noqa: E402
-from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from attention_zoo_apps.ehr import attributions  # noqa: E402
+from attention_zoo_apps.ehr import faithfulness  # noqa: E402
+from attention_zoo_apps.ehr import train as cli  # noqa: E402
+from attention_zoo_apps.ehr.config import EHRConfig  # noqa: E402
+from attention_zoo_apps.ehr.metrics import auroc  # noqa: E402
+from attention_zoo_apps.ehr.mimic import load_mimic_iv  # noqa: E402
+from attention_zoo_apps.ehr.model import EVENT_ATTENTION_LAYER  # noqa: E402
+from attention_zoo_apps.ehr.records import split_patients  # noqa: E402
+from attention_zoo_apps.ehr.risk_model import RiskModel  # noqa: E402
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from experiments import SHARED_DATA  # noqa: E402
 
 MIMIC_IV = os.path.join(SHARED_DATA, "mimic-iv-demo")

@@ -23,7 +23,7 @@ Datasets:
   difference to logistic regression.
 - `mimic3`: the MIMIC-III demo in `../shared/data/mimic-iii-demo` (118
   admissions with a 24 h prediction time, 31 in-hospital deaths, 90
-  persons; `applications.ehr.mimic3`), evaluated as `mimic`.
+  persons; `attention_zoo_apps.ehr.mimic3`), evaluated as `mimic`.
 
 Models:
 
@@ -50,17 +50,17 @@ import numpy as np  # noqa: E402
 from scipy import optimize  # noqa: E402
 from scipy.special import expit  # noqa: E402
 
-from applications.ehr import train as cli  # noqa: E402
-from applications.ehr.config import EHRConfig  # noqa: E402
-from applications.ehr.data import CodeVocabulary  # noqa: E402
-from applications.ehr.data import ValueScaler  # noqa: E402
-from applications.ehr.data import load_records  # noqa: E402
-from applications.ehr.data import split_patients  # noqa: E402
-from applications.ehr.risk_model import RiskModel  # noqa: E402
-from applications.ehr.risk_model import auprc  # noqa: E402
-from applications.ehr.risk_model import auroc  # noqa: E402
-from applications.ehr.risk_model import brier_score  # noqa: E402
-from applications.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from attention_zoo_apps.ehr import train as cli  # noqa: E402
+from attention_zoo_apps.ehr.config import EHRConfig  # noqa: E402
+from attention_zoo_apps.ehr.data import CodeVocabulary  # noqa: E402
+from attention_zoo_apps.ehr.data import ValueScaler  # noqa: E402
+from attention_zoo_apps.ehr.data import load_records  # noqa: E402
+from attention_zoo_apps.ehr.data import split_patients  # noqa: E402
+from attention_zoo_apps.ehr.risk_model import RiskModel  # noqa: E402
+from attention_zoo_apps.ehr.risk_model import auprc  # noqa: E402
+from attention_zoo_apps.ehr.risk_model import auroc  # noqa: E402
+from attention_zoo_apps.ehr.risk_model import brier_score  # noqa: E402
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 PENALTIES = (0.01, 0.1, 1.0, 10.0)  # L2 strength per (weighted) example

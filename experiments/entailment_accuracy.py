@@ -33,9 +33,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 
-from applications.entailment import data  # noqa: E402
-from applications.entailment.classifier import EntailmentClassifier  # noqa: E402
-from applications.entailment.config import EntailmentConfig  # noqa: E402
+from attention_zoo_apps.entailment import data  # noqa: E402
+from attention_zoo_apps.entailment.classifier import EntailmentClassifier  # noqa: E402
+from attention_zoo_apps.entailment.config import EntailmentConfig  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 MODELS = {

@@ -30,11 +30,11 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from applications.entailment import data as entailment_data  # noqa: E402
-from applications.entailment.classifier import EntailmentClassifier  # noqa: E402
-from applications.entailment.config import EntailmentConfig  # noqa: E402
-from applications.translation import data as translation_data  # noqa: E402
-from applications.translation.translator import Translator  # noqa: E402
+from attention_zoo_apps.entailment import data as entailment_data  # noqa: E402
+from attention_zoo_apps.entailment.classifier import EntailmentClassifier  # noqa: E402
+from attention_zoo_apps.entailment.config import EntailmentConfig  # noqa: E402
+from attention_zoo_apps.translation import data as translation_data  # noqa: E402
+from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 

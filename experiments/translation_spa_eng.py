@@ -35,10 +35,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 
-from applications.translation import data  # noqa: E402
-from applications.translation.config import TranslationConfig  # noqa: E402
-from applications.translation.translator import Translator  # noqa: E402
 from attention_zoo import MonotonicAttention  # noqa: E402
+from attention_zoo_apps.translation import data  # noqa: E402
+from attention_zoo_apps.translation.config import TranslationConfig  # noqa: E402
+from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from experiments import SHARED_DATA  # noqa: E402
 
 DATA = os.path.join(SHARED_DATA, "spa-eng", "spa.txt.gz")

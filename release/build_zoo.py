@@ -33,22 +33,22 @@ import time
 import sacrebleu
 import tensorflow as tf
 
-from applications import registry
-from applications.captioning import layout as layouts
-from applications.captioning import splits
-from applications.captioning.metrics import caption_metrics
-from applications.common import startup
-
-# The card's figures and the examples' files: where the demo reads them.
-from applications.demo.shipped import CARD_JSON
-from applications.demo.shipped import EXAMPLES_DIR
-from applications.entailment import data as entailment_data
-from applications.translation import data as translation_data
 from attention_zoo.export import load_signature
 from attention_zoo.export import read_metadata
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import resolve_version
 from attention_zoo.export import write_warmup_requests
+from attention_zoo_apps import registry
+from attention_zoo_apps.captioning import layout as layouts
+from attention_zoo_apps.captioning import splits
+from attention_zoo_apps.captioning.metrics import caption_metrics
+from attention_zoo_apps.common import startup
+
+# The card's figures and the examples' files: where the demo reads them.
+from attention_zoo_apps.demo.shipped import CARD_JSON
+from attention_zoo_apps.demo.shipped import EXAMPLES_DIR
+from attention_zoo_apps.entailment import data as entailment_data
+from attention_zoo_apps.translation import data as translation_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,7 +68,7 @@ class Recipe:
         data: what it trains on, with its license (the card's words).
         examples: the export's inputs for the card's examples, one dict
             per example (an image is a file name in
-            `applications/demo/examples/`).
+            `attention_zoo_apps/demo/examples/`).
         weaknesses: what the card says it gets wrong.
         size: what its size traded, for the card.
         sample: how many test examples the slow test re-scores.
@@ -290,7 +290,8 @@ def train(name, out, runs):
     recipe = RECIPES[name]
     flags = [flag.format(data=SHARED_DATA) for flag in recipe.flags]
     argv = [
-        sys.executable, "-m", "applications.cli", "train", recipe.application,
+        sys.executable, "-m", "attention_zoo_apps.cli", "train",
+        recipe.application,
         *flags, "--run-dir", os.path.join(runs, name), "--overwrite",
         "--export", os.path.join(out, name),
     ]  # fmt: skip

@@ -16,7 +16,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from applications.figures.flags import FIGURES
+from attention_zoo_apps.figures.flags import FIGURES
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium")

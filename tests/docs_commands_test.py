@@ -10,12 +10,12 @@ import shlex
 
 import pytest
 
-from applications import cli
-from applications import models_command
-from applications import registry
-from applications.demo import flags as demo_flags
-from applications.kernel_regression import demo as kernel_regression
 from attention_zoo.serving import flags as serving_flags
+from attention_zoo_apps import cli
+from attention_zoo_apps import models_command
+from attention_zoo_apps import registry
+from attention_zoo_apps.demo import flags as demo_flags
+from attention_zoo_apps.kernel_regression import demo as kernel_regression
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -80,7 +80,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
 def test_the_gallery_shows_every_figure_the_command_makes():
     """`docs/gallery/` is what `attention-zoo figures --out docs/gallery`
     writes: every figure of the command has its section and images."""
-    from applications.figures.flags import FIGURES
+    from attention_zoo_apps.figures.flags import FIGURES
 
     gallery = ROOT / "docs" / "gallery"
     index = (gallery / "index.md").read_text()

@@ -12,7 +12,12 @@ PID = "import os\nemit(os.getpid())"
 def test_scripts_share_a_process_that_keeps_keras_and_the_project_out():
     first = run_without_project(PID)
     assert run_without_project("emit([1, (2, 3)])") == [1, [2, 3]]  # JSON
-    for name in ("keras", "attention_zoo", "applications", "tensorflow_text"):
+    for name in (
+        "keras",
+        "attention_zoo",
+        "attention_zoo_apps",
+        "tensorflow_text",
+    ):
         with pytest.raises(AssertionError, match="ModuleNotFoundError"):
             run_without_project(f"import {name}")
     # A script that lifts the block fails, and the block is back after it.

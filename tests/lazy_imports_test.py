@@ -1,5 +1,5 @@
 """Imports go at the top of a module; start-up speed has one place,
-`applications.cli` (CONTRIBUTING.md, "Levels"). An import inside a
+`attention_zoo_apps.cli` (CONTRIBUTING.md, "Levels"). An import inside a
 function says why with a `# lazy: REASON` comment on its line or in the
 comment lines directly above it (one such comment covers the consecutive
 import lines under it), and the commands' own modules import nothing
@@ -12,17 +12,17 @@ import re
 import tokenize
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FOLDERS = ("applications", "attention_zoo", "benchmarks", "experiments")
+FOLDERS = ("attention_zoo_apps", "attention_zoo", "benchmarks", "experiments")
 FOLDERS += ("release",)
 # A `# lazy:` comment with its reason (after other pragmas too).
 LAZY = re.compile(r"(^|\s)# lazy: \S")
 # The commands: `cli` imports them after reading their flags.
 COMMAND_FILES = ("train.py", "infer.py", "demo.py", "flags.py")
 COMMAND_PATHS = (
-    "applications/commands/",
-    "applications/demo/run.py",
-    "applications/demo/flags.py",
-    "applications/figures/",
+    "attention_zoo_apps/commands/",
+    "attention_zoo_apps/demo/run.py",
+    "attention_zoo_apps/demo/flags.py",
+    "attention_zoo_apps/figures/",
 )
 
 
@@ -83,7 +83,7 @@ def _is_command(path):
     relative = path.relative_to(ROOT).as_posix()
     parts = relative.split("/")
     return relative.startswith(COMMAND_PATHS) or (
-        parts[0] == "applications"
+        parts[0] == "attention_zoo_apps"
         and len(parts) == 3
         and parts[2] in COMMAND_FILES
     )

@@ -51,7 +51,7 @@ class ServerProcess:
             default): a restart takes those of the server it replaces.
         command: optional list of str, what runs the server (by default
             `python -m attention_zoo.serving`; `[sys.executable, "-m",
-            "applications.cli", "serve"]` takes shipped models' names).
+            "attention_zoo_apps.cli", "serve"]` takes shipped models' names).
     """
 
     def __init__(

@@ -13,9 +13,9 @@ import warnings
 
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.common import startup
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import startup
 from tests.support import tiny_bundles
 
 NOISE = ("absl::InitializeLog", "oneDNN", "cuda", "cuInit")
@@ -102,7 +102,7 @@ def _assert_quiet(completed):
     ids=" ".join,
 )
 def test_commands_start_without_tensorflows_noise(argv):
-    _assert_quiet(_run([sys.executable, "-m", "applications.cli", *argv]))
+    _assert_quiet(_run([sys.executable, "-m", "attention_zoo_apps.cli", *argv]))
 
 
 def test_serving_from_the_console_script_prints_no_noise(tmp_path):
@@ -118,7 +118,7 @@ def test_serving_from_the_console_script_prints_no_noise(tmp_path):
 
 def test_a_log_level_the_user_chose_is_left_alone():
     completed = _run(
-        [sys.executable, "-m", "applications.cli", "--version"], "0"
+        [sys.executable, "-m", "attention_zoo_apps.cli", "--version"], "0"
     )
     assert completed.returncode == 0, completed.stderr
     # TensorFlow's start-up lines are all there, unfiltered (which ones a
@@ -130,7 +130,7 @@ def test_a_log_level_the_user_chose_is_left_alone():
 def test_infer_commands_help_imports_no_tensorflow():
     code = (
         "import sys\n"
-        "from applications import cli\n"
+        "from attention_zoo_apps import cli\n"
         "for command in sys.argv[1:]:\n"
         "    try:\n"
         "        cli.main([command, '--help'])\n"

@@ -9,12 +9,12 @@ import types
 
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.common import zoo
-from applications.demo import shipped
-from applications.demo import table
-from applications.entailment.data import LABELS
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import zoo
+from attention_zoo_apps.demo import shipped
+from attention_zoo_apps.demo import table
+from attention_zoo_apps.entailment.data import LABELS
 
 PNG = b"\x89PNG"
 CAPTIONER = "captioning-flickr8k"
@@ -102,7 +102,7 @@ def test_demo_rejects_unknown_applications(capsys):
 def test_recipes_flags_and_metrics():
     for name in registry.APPLICATIONS:  # every setting is a trainer flag
         parser = importlib.import_module(
-            f"applications.{name}.flags"
+            f"attention_zoo_apps.{name}.flags"
         ).train_parser()
         for quick in (False, True):
             parser.parse_args(registry.get(name).demo_recipe().flags(quick))

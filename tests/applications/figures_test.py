@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
-from applications import cli
-from applications.figures import convolution
-from applications.figures import flags
-from applications.figures import heads
-from applications.figures import run
-from applications.figures.gallery import INDEX
+from attention_zoo_apps import cli
+from attention_zoo_apps.figures import convolution
+from attention_zoo_apps.figures import flags
+from attention_zoo_apps.figures import heads
+from attention_zoo_apps.figures import run
+from attention_zoo_apps.figures.gallery import INDEX
 
 CHEAP = ("15.15", "15.16", "heads", "positions")
 

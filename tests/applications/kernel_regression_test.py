@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from applications import cli
-from applications.kernel_regression import demo
+from attention_zoo_apps import cli
+from attention_zoo_apps.kernel_regression import demo
 
 
 def test_data_follows_the_textbook_setting():

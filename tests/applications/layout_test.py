@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from applications import registry
+from attention_zoo_apps import registry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FILE_SET = (
@@ -33,11 +33,11 @@ def _sources(*folders):
 
 @pytest.mark.parametrize("name", registry.APPLICATIONS)
 def test_every_application_has_the_file_set(name):
-    folder = ROOT / "applications" / name
+    folder = ROOT / "attention_zoo_apps" / name
     missing = [f for f in FILE_SET if not (folder / f).is_file()]
-    assert not missing, f"applications/{name} lacks {missing}"
+    assert not missing, f"attention_zoo_apps/{name} lacks {missing}"
     application = registry.get(name)
-    assert application.package == f"applications.{name}"
+    assert application.package == f"attention_zoo_apps.{name}"
     bundle = application.bundle.partition(":")[0]
     assert (folder / f"{bundle}.py").is_file()
 
@@ -45,7 +45,7 @@ def test_every_application_has_the_file_set(name):
 def test_no_source_file_is_over_500_lines():
     long = {
         str(path.relative_to(ROOT)): count
-        for path in _sources("applications", "attention_zoo")
+        for path in _sources("attention_zoo_apps", "attention_zoo")
         if (count := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert not long, f"split these by concept: {long}"
@@ -53,26 +53,26 @@ def test_no_source_file_is_over_500_lines():
 
 def test_only_the_registry_names_an_application_outside_its_folder():
     names = "|".join(registry.APPLICATIONS)
-    pattern = re.compile(rf"applications[./]({names})\b")
+    pattern = re.compile(rf"attention_zoo_apps[./]({names})\b")
     found = []
-    for path in _sources("applications", "attention_zoo"):
+    for path in _sources("attention_zoo_apps", "attention_zoo"):
         relative = path.relative_to(ROOT)
         inside = relative.parts[:2]
-        if relative == pathlib.Path("applications/registry.py"):
+        if relative == pathlib.Path("attention_zoo_apps/registry.py"):
             continue
         for match in pattern.finditer(path.read_text()):
-            if inside != ("applications", match.group(1)):
+            if inside != ("attention_zoo_apps", match.group(1)):
                 found.append(f"{relative}: {match.group(0)}")
     assert not found, "\n".join(found)
 
 
 def test_no_application_defines_a_decode_function():
-    for path in _sources("applications"):
+    for path in _sources("attention_zoo_apps"):
         assert "def decode_function" not in path.read_text(), path
 
 
 # An application's command-line modules, which may import the levels
-# above its library (`applications.commands`, the demo's helpers).
+# above its library (`attention_zoo_apps.commands`, the demo's helpers).
 COMMAND_MODULES = ("train.py", "flags.py", "infer.py", "demo.py")
 
 
@@ -89,7 +89,7 @@ def _project_imports(path):
         found.update(
             name
             for name in names
-            if name.startswith(("applications", "attention_zoo"))
+            if name.startswith(("attention_zoo_apps", "attention_zoo"))
         )
     return found
 
@@ -112,12 +112,17 @@ def test_each_level_imports_only_the_levels_below_it():
     # only itself, the framework and the library.
     broken = _levels_broken("attention_zoo", ("attention_zoo",))
     broken += _levels_broken(
-        "applications/common", ("attention_zoo", "applications.common")
+        "attention_zoo_apps/common",
+        ("attention_zoo", "attention_zoo_apps.common"),
     )
     for name in registry.APPLICATIONS:
         broken += _levels_broken(
-            f"applications/{name}",
-            ("attention_zoo", "applications.common", f"applications.{name}"),
+            f"attention_zoo_apps/{name}",
+            (
+                "attention_zoo",
+                "attention_zoo_apps.common",
+                f"attention_zoo_apps.{name}",
+            ),
             skip=COMMAND_MODULES + ("__init__.py",),
         )
     assert not broken, "\n".join(broken)

@@ -1,4 +1,5 @@
-"""`applications.registry`: every application's descriptor resolves (bundle
+"""`attention_zoo_apps.registry`: every application's descriptor resolves
+(bundle
 and config classes, command modules, generated data, tiny config, demo
 recipe), and the command lists every registered application."""
 
@@ -11,12 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.application import Application
-from applications.demo.recipe import Recipe
-from applications.ehr.data import PatientRecords
-from applications.entailment.data import EntailmentExamples
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.application import Application
+from attention_zoo_apps.demo.recipe import Recipe
+from attention_zoo_apps.ehr.data import PatientRecords
+from attention_zoo_apps.entailment.data import EntailmentExamples
 
 NAMES = registry.APPLICATIONS
 
@@ -31,7 +32,7 @@ def test_the_registry_lists_the_applications_in_order():
 @pytest.mark.parametrize("name", NAMES)
 def test_bundle_and_config_classes_are_the_applications(name):
     application = registry.get(name)
-    assert application.package == f"applications.{name}"
+    assert application.package == f"attention_zoo_apps.{name}"
     bundle_class = application.bundle_class()
     assert bundle_class.application == name
     assert application.config_class() is bundle_class.config_class
@@ -122,7 +123,7 @@ def test_the_command_lists_every_application():
 def test_help_imports_neither_tensorflow_nor_keras():
     code = (
         "import sys\n"
-        "from applications import cli\n"
+        "from attention_zoo_apps import cli\n"
         "for argv in (['--help'], ['figures', '--help']):\n"
         "    try:\n"
         "        cli.main(argv)\n"

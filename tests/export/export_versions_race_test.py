@@ -12,11 +12,11 @@ import textwrap
 
 import pytest
 
-from applications.commands import train_steps
 from attention_zoo.export import atomic
 from attention_zoo.export import atomic_directory
 from attention_zoo.export import next_version
 from attention_zoo.export import resolve_version
+from attention_zoo_apps.commands import train_steps
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEADLINE = 120  # seconds, for a child process
@@ -35,7 +35,7 @@ _WRITER = textwrap.dedent(
     package.__path__ = [os.path.join(root, "attention_zoo")]
     sys.modules["attention_zoo"] = package
 
-    from applications.commands import train_steps
+    from attention_zoo_apps.commands import train_steps
     from attention_zoo.export import atomic_directory
 
 

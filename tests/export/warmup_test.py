@@ -15,15 +15,15 @@ import tensorflow_text  # noqa: F401  (registers the exports' ops)
 from tensorflow_serving.apis import classification_pb2
 from tensorflow_serving.apis import prediction_log_pb2
 
-from applications.common import zoo
-from applications.common.wordpiece import SubwordTokenizer
-from applications.ehr.encoding import LENGTH_MULTIPLE as EHR_MULTIPLE
 from attention_zoo.buckets import bucket_length
 from attention_zoo.export import MAX_WARMUP_RECORDS
 from attention_zoo.export import WARMUP_FILE
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import save_export
 from attention_zoo.export import write_warmup_requests
+from attention_zoo_apps.common import zoo
+from attention_zoo_apps.common.wordpiece import SubwordTokenizer
+from attention_zoo_apps.ehr.encoding import LENGTH_MULTIPLE as EHR_MULTIPLE
 from tests.support.tiny_bundles import APPLICATIONS
 from tests.support.tiny_bundles import StandInBundle
 from tests.support.tiny_bundles import tiny_bundle

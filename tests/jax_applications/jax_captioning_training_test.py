@@ -12,7 +12,7 @@ pytestmark = jax_runs.ONLY_ON_JAX
 
 
 def test_captioning_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
-    from applications.captioning import synthetic
+    from attention_zoo_apps.captioning import synthetic
 
     captioner, path = jax_runs.train_on_jax(monkeypatch, tmp_path, "captioning")
     images, _ = synthetic.fit_arguments(3, seed=7, image_size=32)

@@ -11,7 +11,7 @@ pytestmark = jax_runs.ONLY_ON_JAX
 
 
 def test_ehr_trains_resumes_and_exports_on_jax(monkeypatch, tmp_path):
-    from applications.ehr import synthetic
+    from attention_zoo_apps.ehr import synthetic
 
     risk_model, path = jax_runs.train_on_jax(monkeypatch, tmp_path, "ehr")
     records = synthetic.make_synthetic_patients(6, seed=7).records

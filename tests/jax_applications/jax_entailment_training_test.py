@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from applications.common import backend_export
+from attention_zoo_apps.common import backend_export
 from tests.support import fresh_process
 from tests.support import jax_runs
 from tests.support.tiny_runs import TINY_FLAGS
@@ -31,7 +31,7 @@ def entailment_run(tmp_path_factory):
 
 
 def test_entailment_trains_resumes_and_exports_on_jax(entailment_run):
-    from applications.entailment import synthetic
+    from attention_zoo_apps.entailment import synthetic
 
     classifier, path, run_dir = entailment_run
     examples = synthetic.make_synthetic_entailment(6, seed=7).examples
@@ -54,7 +54,7 @@ emit({{"label": [t.decode() for t in out["label"].numpy()],
     argv = ["train", "entailment", *TINY_FLAGS["entailment"], "--epochs", "3"]
     argv += ["--run-dir", run_dir]
     done = subprocess.run(
-        [sys.executable, "-m", "applications.cli", *argv],
+        [sys.executable, "-m", "attention_zoo_apps.cli", *argv],
         env=backend_export.tensorflow_environment(),
         capture_output=True,
         text=True,
@@ -67,8 +67,8 @@ emit({{"label": [t.decode() for t in out["label"].numpy()],
 
 
 def test_what_needs_tensorflow_says_so_on_jax(tmp_path, capsys):
-    from applications import cli
-    from applications.ehr import infer
+    from attention_zoo_apps import cli
+    from attention_zoo_apps.ehr import infer
 
     with pytest.raises(SystemExit) as exit_:
         cli.main(["train", "ehr", "--strategy", "mirrored"])

@@ -7,7 +7,7 @@ Each test runs `attention-zoo train APP` on the generated data with
 must resume from the first epoch's weights, `check_cli_resumes`), then
 evaluated and exported with `--export`: the export is written by a
 TensorFlow process from the JAX run's weights
-(`applications.common.backend_export`), and served without Keras or the
+(`attention_zoo_apps.common.backend_export`), and served without Keras or the
 project it must give what the JAX model gives in process for the same
 inputs.
 
@@ -31,7 +31,7 @@ import math
 import numpy as np
 import pytest
 
-from applications.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from tests.support import fresh_process
 from tests.support import jax_runs
 

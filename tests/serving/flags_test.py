@@ -109,7 +109,7 @@ def test_bad_command_lines_are_usage_errors(base, argv, message, capsys):
 
 
 def test_attention_zoo_serve_help_lists_tf_servings_flags(capsys):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     with pytest.raises(SystemExit) as exited:
         cli.main(["serve", "--help"])
@@ -131,7 +131,7 @@ def test_attention_zoo_serve_help_lists_tf_servings_flags(capsys):
 
 
 def test_an_unknown_shipped_name_is_a_usage_error(capsys):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     with pytest.raises(SystemExit) as exited:
         cli.main(["serve", "no-such-model"])

@@ -26,9 +26,9 @@ from tensorflow_serving.apis import get_model_metadata_pb2
 from tensorflow_serving.apis import get_model_status_pb2
 from tensorflow_serving.apis import predict_pb2
 
-from applications import registry
 from attention_zoo.export.rest import predict_request
 from attention_zoo.serving.process import ServerProcess
+from attention_zoo_apps import registry
 from tests.support import tiny_bundles
 from tests.support.shared_folders import copy_of
 

@@ -18,10 +18,10 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the export's ops)
 from tensorflow_serving.apis import predict_pb2
 
-from applications.common import zoo
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import resolve_version
 from attention_zoo.serving.process import ServerProcess
+from attention_zoo_apps.common import zoo
 
 NAME = "translation-spa-eng"
 TEXTS = ["¿Dónde está la biblioteca?", "Tengo dos gatos."]
@@ -44,7 +44,7 @@ def signature(version):
 @pytest.fixture(scope="module")
 def server():
     """`attention-zoo serve NAME`, as a user starts it."""
-    command = [sys.executable, "-m", "applications.cli", "serve"]
+    command = [sys.executable, "-m", "attention_zoo_apps.cli", "serve"]
     with ServerProcess([NAME], command=command) as server:
         yield server
 

@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 
-from applications import registry
+from attention_zoo_apps import registry
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,7 +85,7 @@ def tiny_run(app, strategy, batch_size=BATCH):
     `batch_size` per replica, `fit(bundle, **kwargs)` training a bundle on
     `STEPS` global batches and `infer(bundle)` running its inference on
     two examples."""
-    from applications.common import distribute
+    from attention_zoo_apps.common import distribute
 
     application = registry.get(app)
     examples = STEPS * distribute.global_batch_size(batch_size, strategy)
@@ -120,7 +120,7 @@ def compare(app):
     """Default strategy with a batch of `2 * BATCH` vs `mirrored` over two
     logical CPUs (`distribute.split_cpu(2)` first) with `BATCH` per
     replica."""
-    from applications.common import distribute
+    from attention_zoo_apps.common import distribute
 
     runs = {}
     for name in ("default", "mirrored"):
@@ -152,7 +152,7 @@ def multi_worker(app, out_dir):
     import keras
     import numpy as np
 
-    from applications.common import distribute
+    from attention_zoo_apps.common import distribute
 
     strategy = distribute.make_strategy("multi-worker")
     task = distribute.task_id(strategy)
@@ -227,7 +227,7 @@ def start(*args, env=None):
 
 def _main(command, *args):
     if command == "compare":
-        from applications.common import distribute
+        from attention_zoo_apps.common import distribute
 
         distribute.split_cpu(2)
         print(json.dumps({app: compare(app) for app in args}))
@@ -236,8 +236,8 @@ def _main(command, *args):
         multi_worker(*args)
         return 0
     if command == "cli":
-        from applications import cli
-        from applications.common import distribute
+        from attention_zoo_apps import cli
+        from attention_zoo_apps.common import distribute
 
         distribute.split_cpu(int(args[0]))
         return cli.main(list(args[1:]))

@@ -37,7 +37,7 @@ BLOCKED_MODULES = (
     "keras",
     "keras_hub",
     "attention_zoo",
-    "applications",
+    "attention_zoo_apps",
     "tensorflow_text",
 )
 

@@ -6,7 +6,7 @@ so that the tests of a file share one run)."""
 import keras
 import pytest
 
-from applications import registry
+from attention_zoo_apps import registry
 from tests.support import resume_checks
 from tests.support.tiny_runs import TINY_FLAGS
 

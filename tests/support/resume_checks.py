@@ -70,7 +70,7 @@ def check_cli_resumes(monkeypatch, bundle_class, argv, run_dir):
     `bundle_class.fit` is wrapped (with `monkeypatch`) to add the interrupt
     and the check. Returns `(first, resumed)`, the two runs' bundles.
     """
-    from applications import cli
+    from attention_zoo_apps import cli
 
     fit = bundle_class.fit
     bundles, seen = {}, []

@@ -51,9 +51,9 @@ def ehr_run(shared):
     """`(risk model, run folder)`: the EHR tiny config for 2 epochs on
     `make_synthetic_patients(48, seed=3)`, the folder as `train ehr
     --run-dir` leaves it (the explain and risk-model tests)."""
-    from applications import registry
-    from applications.ehr.risk_model import RiskModel
-    from applications.ehr.synthetic import make_synthetic_patients
+    from attention_zoo_apps import registry
+    from attention_zoo_apps.ehr.risk_model import RiskModel
+    from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 
     def train(folder):
         config = registry.get("ehr").tiny_config().replace(epochs=2)
@@ -69,9 +69,9 @@ def ehr_events_only(shared):
     """A GRU risk model without notes (tiny config, `max_events=12`,
     `max_note_tokens=10`), 1 epoch on `make_synthetic_patients(40,
     seed=5)` (the export and risk-model tests)."""
-    from applications import registry
-    from applications.ehr.risk_model import RiskModel
-    from applications.ehr.synthetic import make_synthetic_patients
+    from attention_zoo_apps import registry
+    from attention_zoo_apps.ehr.risk_model import RiskModel
+    from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 
     def train(folder):
         config = registry.get("ehr").tiny_config()
@@ -89,9 +89,11 @@ def entailment_classifier(shared):
     """The entailment tiny config (with attention), 1 epoch on the first
     320 of `make_synthetic_entailment(400, seed=0)` (the classifier and
     export tests)."""
-    from applications import registry
-    from applications.entailment.classifier import EntailmentClassifier
-    from applications.entailment.synthetic import make_synthetic_entailment
+    from attention_zoo_apps import registry
+    from attention_zoo_apps.entailment.classifier import EntailmentClassifier
+    from attention_zoo_apps.entailment.synthetic import (
+        make_synthetic_entailment,
+    )
 
     def train(folder):
         examples = make_synthetic_entailment(400, seed=0).examples

@@ -1,7 +1,7 @@
 """Tiny trained bundles of the applications, and example inputs.
 
 `tiny_bundle(application, shared)` trains one small model per application
-of `applications.registry` (its `tiny_config()`) for a single epoch on a
+of `attention_zoo_apps.registry` (its `tiny_config()`) for a single epoch on a
 few generated examples, once per test session: given the session's
 `shared` fixture (`tests/support/shared_folders.py`), the first process
 to ask trains it and saves it into the shared folder
@@ -27,7 +27,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from applications import registry
+from attention_zoo_apps import registry
 from tests.support import png_images
 from tests.support import shared_bundles
 from tests.support import shared_folders

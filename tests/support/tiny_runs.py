@@ -39,7 +39,7 @@ FITS_FILE = "fits.json"  # beside `run`: the epochs each `fit` ran
 
 def train(app, run_dir, *flags):
     """`attention-zoo train APP` in process, with `TINY_FLAGS[app]`."""
-    from applications import cli
+    from attention_zoo_apps import cli
 
     return cli.main(
         ["train", app, *TINY_FLAGS[app], "--run-dir", str(run_dir), *flags]
@@ -90,7 +90,7 @@ def finished_run(shared, app):
     folder of `TINY_FLAGS[app] --epochs 1`), `fits.json` (the epochs each
     `fit` of it ran) and, for the `EXPORTED` applications, `export` (its
     `--export` folder, which holds version 1)."""
-    from applications import registry
+    from attention_zoo_apps import registry
 
     def build(folder):
         recorders = []
@@ -114,8 +114,8 @@ def interrupted_run(shared, app, epochs=2, at_epoch=1):
     """The shared folder of a tiny run of APP (`TINY_FLAGS[app] --epochs
     EPOCHS`) interrupted at the start of epoch AT_EPOCH (counted from 0):
     `run`, its run folder, holds the backup to resume from."""
-    from applications import registry
-    from applications.common import training
+    from attention_zoo_apps import registry
+    from attention_zoo_apps.common import training
     from tests.support import resume_checks
 
     def build(folder):

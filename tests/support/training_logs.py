@@ -1,5 +1,5 @@
 """A run folder's training logs read back: `history.csv`'s rows and the
-TensorBoard event files' summaries (`applications.common.watching`),
+TensorBoard event files' summaries (`attention_zoo_apps.common.watching`),
 with TensorFlow's own reader (`tf.compat.v1.train.summary_iterator`)."""
 
 import csv
@@ -8,7 +8,7 @@ import os
 
 import tensorflow as tf
 
-from applications.common import watching
+from attention_zoo_apps.common import watching
 
 
 def history_rows(run_dir):

@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from applications import registry
-from applications.common import zoo
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import zoo
 from release import build_zoo
 from tests.support.fresh_process import run_without_project
 
@@ -116,7 +116,7 @@ def test_from_preset_gives_the_cards_examples_in_python(name):
             "probabilities": np.asarray(report["probabilities"]).tolist(),
         }
     else:
-        from applications.captioning.images import decode_image_bytes
+        from attention_zoo_apps.captioning.images import decode_image_bytes
 
         size = bundle.config.image_size
         images = np.stack(
@@ -134,8 +134,8 @@ def test_from_preset_gives_the_cards_examples_in_python(name):
 def test_each_model_rescores_its_card_on_the_test_sample(name):
     if not os.path.isdir(SHARED_DATA):
         pytest.skip(f"{SHARED_DATA} is absent")
-    from applications.common import startup
     from attention_zoo.export import load_signature
+    from attention_zoo_apps.common import startup
 
     card = _card(name)
     signature = startup.quietly(load_signature(SHIPPED[name].version))
@@ -150,7 +150,7 @@ def _headline(model):
 
 
 def test_models_lists_each_shipped_model_with_its_figure(capsys):
-    from applications import models_command
+    from attention_zoo_apps import models_command
 
     assert models_command.main([]) == 0
     out = capsys.readouterr().out
@@ -162,7 +162,7 @@ def test_models_lists_each_shipped_model_with_its_figure(capsys):
 
 
 def test_infer_commands_take_a_shipped_models_name(capsys):
-    from applications.translation import infer
+    from attention_zoo_apps.translation import infer
 
     name = "translation-spa-eng"
     card = _card(name)
@@ -176,7 +176,7 @@ def test_infer_commands_take_a_shipped_models_name(capsys):
 
 
 def test_the_demo_opens_with_every_shipped_model(tmp_path, capsys):
-    from applications.demo import run
+    from attention_zoo_apps.demo import run
 
     assert run.main(["--only", "shipped", "--out", str(tmp_path)]) == 0
     with open(tmp_path / "summary.json") as f:
@@ -194,7 +194,7 @@ def test_fine_tuning_starts_far_below_a_fresh_model():
     """`--init-from` / `from_preset` start from the shipped weights: on the
     card's example pairs the first batch's loss is a small share of a
     fresh model's with the same config and vocabularies."""
-    from applications.translation.translator import Translator
+    from attention_zoo_apps.translation.translator import Translator
 
     card = _card("translation-spa-eng")
     pairs = [

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from applications.captioning.adapter import CaptionAdapter
-from applications.captioning.adapter import attention_maps
-from applications.captioning.model import build_captioner
-from applications.common.wordpiece import END_ID
-from applications.common.wordpiece import START_ID
 from attention_zoo.decoding import decode
+from attention_zoo_apps.captioning.adapter import CaptionAdapter
+from attention_zoo_apps.captioning.adapter import attention_maps
+from attention_zoo_apps.captioning.model import build_captioner
+from attention_zoo_apps.common.wordpiece import END_ID
+from attention_zoo_apps.common.wordpiece import START_ID
 from tests.support.layer_checks import to_numpy
 
 V = 20

@@ -6,12 +6,14 @@ import keras
 import numpy as np
 import pytest
 
-from applications import registry
-from applications.captioning.attention_losses import caption_log_likelihood
-from applications.captioning.attention_losses import next_words
-from applications.captioning.attention_losses import reinforce_loss
-from applications.captioning.captioner import Captioner
-from applications.common.wordpiece import END_ID
+from attention_zoo_apps import registry
+from attention_zoo_apps.captioning.attention_losses import (
+    caption_log_likelihood,
+)
+from attention_zoo_apps.captioning.attention_losses import next_words
+from attention_zoo_apps.captioning.attention_losses import reinforce_loss
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.common.wordpiece import END_ID
 from tests.support.layer_checks import to_numpy
 
 B, T, V = 3, 5, 11

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.captioning import augment
-from applications.captioning.captioner import Captioner
-from applications.captioning.config import CaptioningConfig
+from attention_zoo_apps.captioning import augment
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.captioning.config import CaptioningConfig
 
 
 def _bilinear_crop(image, box, size):

@@ -5,9 +5,11 @@ import keras
 import numpy as np
 import pytest
 
-from applications.captioning.attention_losses import attention_penalty
-from applications.captioning.attention_losses import caption_log_likelihood
-from applications.captioning.decoder import AttentionLSTMDecoder
+from attention_zoo_apps.captioning.attention_losses import attention_penalty
+from attention_zoo_apps.captioning.attention_losses import (
+    caption_log_likelihood,
+)
+from attention_zoo_apps.captioning.decoder import AttentionLSTMDecoder
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import to_numpy
 

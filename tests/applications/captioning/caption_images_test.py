@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.captioning import data
-from applications.captioning.images import check_images
-from applications.captioning.images import decode_image_bytes
-from applications.captioning.images import load_images
-from applications.captioning.images import read_image
-from applications.captioning.images import safe_image_path
+from attention_zoo_apps.captioning import data
+from attention_zoo_apps.captioning.images import check_images
+from attention_zoo_apps.captioning.images import decode_image_bytes
+from attention_zoo_apps.captioning.images import load_images
+from attention_zoo_apps.captioning.images import read_image
+from attention_zoo_apps.captioning.images import safe_image_path
 from tests.support.caption_files import error_at
 from tests.support.caption_files import touch
 from tests.support.caption_files import write

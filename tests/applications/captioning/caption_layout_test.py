@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from applications.captioning import data
-from applications.captioning import layout
+from attention_zoo_apps.captioning import data
+from attention_zoo_apps.captioning import layout
 
 
 def _make(root, *paths):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications.captioning import infer as caption_infer
-from applications.captioning.shapes import make_synthetic_shapes
-from applications.common.wordpiece import END_ID
+from attention_zoo_apps import cli
+from attention_zoo_apps.captioning import infer as caption_infer
+from attention_zoo_apps.captioning.shapes import make_synthetic_shapes
+from attention_zoo_apps.common.wordpiece import END_ID
 from tests.support import png_images
 from tests.support import tiny_bundles
 

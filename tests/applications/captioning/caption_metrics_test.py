@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from applications.captioning.metrics import caption_metrics
-from applications.captioning.metrics import cider_scores
-from applications.captioning.metrics import corpus_bleu
-from applications.captioning.metrics import corpus_cider
-from applications.captioning.metrics import exact_match
-from applications.captioning.metrics import tokenize_caption
+from attention_zoo_apps.captioning.metrics import caption_metrics
+from attention_zoo_apps.captioning.metrics import cider_scores
+from attention_zoo_apps.captioning.metrics import corpus_bleu
+from attention_zoo_apps.captioning.metrics import corpus_cider
+from attention_zoo_apps.captioning.metrics import exact_match
+from attention_zoo_apps.captioning.metrics import tokenize_caption
 
 # Five images, two to four references of different lengths each, already
 # tokenized (lower case, no punctuation), so `.split()` gives the tokens.

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.captioning.export import CaptioningServingModule
+from attention_zoo_apps.captioning.export import CaptioningServingModule
 from tests.support import fresh_process
 from tests.support import png_images
 
@@ -108,7 +108,7 @@ emit({{
 def test_caption_command_takes_a_seed(
     captioner, encoded, sampled_export, tmp_path, capsys
 ):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     pngs, pixels = encoded
     paths = []

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from applications.captioning import data
-from applications.captioning import splits
-from applications.captioning.synthetic import make_synthetic_shapes
-from applications.captioning.synthetic import mirrored_caption
+from attention_zoo_apps.captioning import data
+from attention_zoo_apps.captioning import splits
+from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes
+from attention_zoo_apps.captioning.synthetic import mirrored_caption
 
 
 def test_synthetic_splits_hold_out_validation_and_a_test_seed():

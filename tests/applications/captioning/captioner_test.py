@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.captioning.captioner import Captioner
-from applications.captioning.config import CaptioningConfig
+from attention_zoo_apps import registry
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.captioning.config import CaptioningConfig
 from tests.support import fresh_process
 from tests.support import png_images
 
@@ -146,7 +146,7 @@ def test_export_serves_the_same_captions_without_the_project(
 def test_the_export_module_returns_the_n_best_with_their_scores(
     captioner, shapes
 ):
-    from applications.captioning.export import CaptioningServingModule
+    from attention_zoo_apps.captioning.export import CaptioningServingModule
 
     encoded, pixels = png_images.pngs_and_pixels(shapes.images[40:43])
     module = CaptioningServingModule(captioner, beam_size=3, num_results=2)

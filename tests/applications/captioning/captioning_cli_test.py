@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications.captioning import overlays
-from applications.captioning.captioner import Captioner
-from applications.captioning.synthetic import make_synthetic_shapes
 from attention_zoo.export import load_signature
+from attention_zoo_apps import cli
+from attention_zoo_apps.captioning import overlays
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes
 from tests.support import png_images
 from tests.support import resume_checks
 
@@ -261,8 +261,8 @@ def test_train_names_a_data_layout_it_cannot_find(tmp_path, capsys):
 
 
 def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
-    from applications.captioning import flags
-    from applications.captioning import train
+    from attention_zoo_apps.captioning import flags
+    from attention_zoo_apps.captioning import train
 
     parser = flags.train_parser()
     assert train._config(parser.parse_args([]), True).prediction == "latent"
@@ -277,8 +277,8 @@ def test_shapes_default_to_latent_prediction_and_the_baseline_to_deep():
 
 
 def test_attention_mode_flags():
-    from applications.captioning import flags
-    from applications.captioning import train
+    from attention_zoo_apps.captioning import flags
+    from attention_zoo_apps.captioning import train
 
     parser = flags.train_parser()
     assert train._config(parser.parse_args([]), True).attention_mode == "soft"
@@ -330,8 +330,8 @@ def test_hard_attention_trains_under_mirrored(tmp_path):
 
 
 def test_augment_is_for_photographs_not_the_generated_shapes():
-    from applications.captioning import flags
-    from applications.captioning import train
+    from attention_zoo_apps.captioning import flags
+    from attention_zoo_apps.captioning import train
 
     parser = flags.train_parser()
     assert not train._config(parser.parse_args([]), False).augment

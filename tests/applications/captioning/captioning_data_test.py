@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from applications.captioning import data
+from attention_zoo_apps.captioning import data
 from tests.support.caption_files import error_at
 from tests.support.caption_files import touch
 from tests.support.caption_files import write

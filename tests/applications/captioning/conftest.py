@@ -4,9 +4,9 @@ the test files and xdist workers: tests read it, never change it)."""
 
 import pytest
 
-from applications import registry
-from applications.captioning.captioner import Captioner
-from applications.captioning.shapes import make_synthetic_shapes
+from attention_zoo_apps import registry
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.captioning.shapes import make_synthetic_shapes
 from tests.support.shared_bundles import shared_bundle
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.captioning import efficientnet_lite
-from applications.captioning import encoders
+from attention_zoo_apps.captioning import efficientnet_lite
+from attention_zoo_apps.captioning import encoders
 from tests.support.torch_files import save_torch_state_dict
 
 FOLDER = "imagenet-efficientnet-lite0"

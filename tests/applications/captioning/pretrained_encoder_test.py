@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications.captioning import encoders
-from applications.captioning.captioner import Captioner
-from applications.captioning.config import CaptioningConfig
-from applications.captioning.model import build_captioner
-from applications.captioning.model import build_encoder
-from applications.captioning.model import decoder_model
-from applications.captioning.model import encoder_is_trainable
-from applications.captioning.model import encoder_model
-from applications.captioning.synthetic import make_synthetic_shapes
+from attention_zoo_apps import cli
+from attention_zoo_apps.captioning import encoders
+from attention_zoo_apps.captioning.captioner import Captioner
+from attention_zoo_apps.captioning.config import CaptioningConfig
+from attention_zoo_apps.captioning.model import build_captioner
+from attention_zoo_apps.captioning.model import build_encoder
+from attention_zoo_apps.captioning.model import decoder_model
+from attention_zoo_apps.captioning.model import encoder_is_trainable
+from attention_zoo_apps.captioning.model import encoder_model
+from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes
 from tests.support import fresh_process
 from tests.support import png_images
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from applications.captioning import synthetic
+from attention_zoo_apps.captioning import synthetic
 
 NUM_IMAGES = 120
 
@@ -338,7 +338,7 @@ def test_fit_arguments_are_the_generated_images_and_captions():
 
 
 def test_shapes_is_a_deprecated_alias_of_synthetic():
-    from applications.captioning import shapes
+    from attention_zoo_apps.captioning import shapes
 
     for name in shapes.__all__:
         assert getattr(shapes, name) is getattr(synthetic, name)

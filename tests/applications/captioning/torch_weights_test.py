@@ -8,9 +8,9 @@ import pickle
 import numpy as np
 import pytest
 
-from applications.captioning.torch_weights import LEGACY_MAGIC
-from applications.captioning.torch_weights import LEGACY_PROTOCOL
-from applications.captioning.torch_weights import read_torch_state_dict
+from attention_zoo_apps.captioning.torch_weights import LEGACY_MAGIC
+from attention_zoo_apps.captioning.torch_weights import LEGACY_PROTOCOL
+from attention_zoo_apps.captioning.torch_weights import read_torch_state_dict
 from tests.support.torch_files import TensorView
 from tests.support.torch_files import save_torch_state_dict
 

@@ -1,4 +1,5 @@
-"""`applications.commands.infer_flags`: every command that runs an export checks
+"""`attention_zoo_apps.commands.infer_flags`: every command that runs an export
+checks
 the folder before feeding it. Another application's export, an export
 without `metadata.json` whose signature takes other inputs, a folder
 without a SavedModel and an unreadable SavedModel each end in one line
@@ -20,8 +21,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications import registry
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
 from tests.support import tiny_bundles
 
 SIGNATURE_INPUTS = tiny_bundles.SIGNATURE_INPUTS
@@ -192,8 +193,8 @@ def test_the_stand_ins_take_the_registered_inputs():
 
 def test_plot_files_are_named_as_written(tmp_path, capsys):
     # matplotlib adds `.png` to a path without an extension.
-    from applications.captioning.infer import plot_paths
-    from applications.entailment import infer
+    from attention_zoo_apps.captioning.infer import plot_paths
+    from attention_zoo_apps.entailment import infer
 
     stem = str(tmp_path / "figure")
     assert plot_paths(stem, 2) == [f"{stem}.png", f"{stem}-2.png"]

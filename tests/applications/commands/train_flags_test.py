@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from applications.commands import train_flags
+from attention_zoo_apps.commands import train_flags
 from tests.support import tiny_bundles
 
 
@@ -48,7 +48,7 @@ def test_given_flags_override_values_which_override_defaults():
 
 @pytest.mark.parametrize("application", tiny_bundles.APPLICATIONS)
 def test_every_train_command_has_the_jit_compile_flag(application):
-    flags = importlib.import_module(f"applications.{application}.flags")
+    flags = importlib.import_module(f"attention_zoo_apps.{application}.flags")
     parser = flags.train_parser()
     assert parser.parse_args([]).jit_compile == "auto"
     for flag, value in (("on", True), ("off", False), ("auto", None)):

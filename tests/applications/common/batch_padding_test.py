@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.common.batch_padding import pad_to_length_multiple
+from attention_zoo_apps.common.batch_padding import pad_to_length_multiple
 
 
 def _reference(ids, multiple, max_length, pad_id):

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications.common import distribute
-from applications.common import training
-from applications.ehr.config import EHRConfig
-from applications.ehr.risk_model import RiskModel
+from attention_zoo_apps import cli
+from attention_zoo_apps.common import distribute
+from attention_zoo_apps.common import training
+from attention_zoo_apps.ehr.config import EHRConfig
+from attention_zoo_apps.ehr.risk_model import RiskModel
 from tests.support import distributed_runs
 
 slow = pytest.mark.slow

@@ -1,6 +1,6 @@
 """`--patience` / `fit(..., patience=N)`: stop when the validation loss
 has not improved for N epochs, keep the best epoch's weights, and keep the
-count across an interrupt (`applications.common.early_stopping`)."""
+count across an interrupt (`attention_zoo_apps.common.early_stopping`)."""
 
 import json
 
@@ -8,10 +8,10 @@ import keras
 import numpy as np
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.common import training
-from applications.common.early_stopping import RunEarlyStopping
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import training
+from attention_zoo_apps.common.early_stopping import RunEarlyStopping
 from tests.support import resume_checks
 from tests.support.tiny_runs import TINY_FLAGS
 

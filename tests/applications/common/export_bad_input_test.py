@@ -240,7 +240,7 @@ def _classified_rows_agree(outputs, serve, limits):
 
 def _image(seed, channels=3):
     """A generated 32 px shapes image, uint8 `(32, 32, channels)`."""
-    from applications.captioning.shapes import make_synthetic_shapes
+    from attention_zoo_apps.captioning.shapes import make_synthetic_shapes
 
     image = make_synthetic_shapes(1, image_size=32, seed=seed).images[0]
     image = tf.cast(image * 255, tf.uint8)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import read_metadata
 from attention_zoo.export import saving
+from attention_zoo_apps import registry
 from tests.support import fresh_process
 from tests.support import tiny_bundles
 
@@ -201,7 +201,7 @@ def test_a_failed_export_leaves_no_version(tmp_path, monkeypatch, shared):
 
 
 def test_train_export_records_test_metrics_and_data(tmp_path, capsys):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     export_dir = tmp_path / "saved_models" / "translation"
     code = cli.main(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
+from attention_zoo_apps import registry
 from tests.support.tiny_bundles import APPLICATIONS
 from tests.support.tiny_bundles import tiny_bundle
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from applications import registry
-from applications.translation import train as translation_train
+from attention_zoo_apps import registry
+from attention_zoo_apps.translation import train as translation_train
 from tests.support import tiny_runs
 
 # Application -> (generated training examples, config changes) of the

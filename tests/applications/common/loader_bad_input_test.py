@@ -20,11 +20,11 @@ import re
 
 import pytest
 
-from applications.captioning import data as captioning
-from applications.common.loaders import iter_lines
-from applications.ehr import data as ehr
-from applications.entailment import data as entailment
-from applications.translation import data as translation
+from attention_zoo_apps.captioning import data as captioning
+from attention_zoo_apps.common.loaders import iter_lines
+from attention_zoo_apps.ehr import data as ehr
+from attention_zoo_apps.entailment import data as entailment
+from attention_zoo_apps.translation import data as translation
 
 LATIN = "caña"  # "ñ" is one byte in Latin-1, not valid UTF-8 there
 EVENTS = "patient_id,time,code,value\na,1,lab:lactate,2.0\n"

@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
-from applications import cli
-from applications.commands import train_flags
-from applications.commands import train_steps
-from applications.common import flag_checks
-from applications.common.loaders import iter_lines
-from applications.common.loaders import read_once
-from applications.entailment import data as entailment
+from attention_zoo_apps import cli
+from attention_zoo_apps.commands import train_flags
+from attention_zoo_apps.commands import train_steps
+from attention_zoo_apps.common import flag_checks
+from attention_zoo_apps.common.loaders import iter_lines
+from attention_zoo_apps.common.loaders import read_once
+from attention_zoo_apps.entailment import data as entailment
 
 PAIRS = (
     "premise\thypothesis\tlabel\n"
@@ -91,8 +91,8 @@ def test_inside_read_once_a_fifo_gives_its_bytes_to_every_read(tmp_path):
 def test_a_commands_fifo_is_read_once(tmp_path):
     """`--data FIFO` without `--format`: `train entailment` detects the
     format (reading the first line), then loads it, from one stream."""
-    from applications.entailment import flags
-    from applications.entailment import train
+    from attention_zoo_apps.entailment import flags
+    from attention_zoo_apps.entailment import train
 
     fifo = tmp_path / "pairs.tsv"
     os.mkfifo(fifo)

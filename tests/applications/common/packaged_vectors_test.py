@@ -9,11 +9,11 @@ import pyarrow
 import pyarrow.parquet
 import pytest
 
-from applications import cli
-from applications.common import packaged_vectors
-from applications.common.word_vectors import load_word_vectors
-from applications.entailment.examples import LABELS
-from applications.entailment.synthetic import make_synthetic_entailment
+from attention_zoo_apps import cli
+from attention_zoo_apps.common import packaged_vectors
+from attention_zoo_apps.common.word_vectors import load_word_vectors
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 
 NAME = "glove-6b-50d"
 

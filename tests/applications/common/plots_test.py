@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from applications import cli
-from applications.common import plots
 from attention_zoo.export.atomic_file import WriteError
+from attention_zoo_apps import cli
+from attention_zoo_apps.common import plots
 
 
 def _full_disk(monkeypatch):

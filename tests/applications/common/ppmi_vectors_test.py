@@ -5,9 +5,9 @@ import collections
 import numpy as np
 import pytest
 
-from applications.common.ppmi_vectors import save_word_vectors
-from applications.common.ppmi_vectors import train_ppmi_vectors
-from applications.common.word_vectors import load_word_vectors
+from attention_zoo_apps.common.ppmi_vectors import save_word_vectors
+from attention_zoo_apps.common.ppmi_vectors import train_ppmi_vectors
+from attention_zoo_apps.common.word_vectors import load_word_vectors
 
 CORPUS = [
     "the cat eats fish",

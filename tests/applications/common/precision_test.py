@@ -8,14 +8,14 @@ import keras
 import numpy as np
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.common import precision
-from applications.ehr.config import EHRConfig
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.entailment import data as entailment_data
-from applications.entailment.classifier import EntailmentClassifier
-from applications.entailment.config import EntailmentConfig
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import precision
+from attention_zoo_apps.ehr.config import EHRConfig
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.entailment import data as entailment_data
+from attention_zoo_apps.entailment.classifier import EntailmentClassifier
+from attention_zoo_apps.entailment.config import EntailmentConfig
 from tests.support.ehr_inputs import served_risk
 from tests.support.resume_checks import check_fit_resumes
 

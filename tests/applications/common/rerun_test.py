@@ -1,7 +1,7 @@
 """`attention-zoo train APP` again in a folder that holds a finished run:
 never replaced by other flags without `--overwrite`; the same flags with
 more epochs train on from the finished weights; the same flags and no
-more epochs only evaluate (see `applications.common.run_folder`)."""
+more epochs only evaluate (see `attention_zoo_apps.common.run_folder`)."""
 
 import importlib
 import json
@@ -10,10 +10,10 @@ import keras
 import numpy as np
 import pytest
 
-from applications import cli
-from applications import registry
-from applications.common import run_folder
-from applications.common import training
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import run_folder
+from attention_zoo_apps.common import training
 from tests.support import tiny_runs
 from tests.support import training_logs
 from tests.support.shared_folders import copy_of
@@ -181,7 +181,7 @@ def test_a_finished_run_goes_on_or_only_evaluates(
 
 
 def test_run_folder_states_and_epoch_counts(tmp_path):
-    from applications.translation.config import TranslationConfig
+    from attention_zoo_apps.translation.config import TranslationConfig
 
     config = TranslationConfig(epochs=5)
     assert run_folder.state(tmp_path) == run_folder.FRESH
@@ -201,7 +201,7 @@ def test_run_folder_states_and_epoch_counts(tmp_path):
 
 
 def test_differences_leave_out_the_epochs():
-    from applications.translation.config import TranslationConfig
+    from attention_zoo_apps.translation.config import TranslationConfig
 
     saved = TranslationConfig(epochs=1)
     wanted = saved.replace(epochs=4, model="transformer", units=16)

@@ -16,14 +16,14 @@ import keras
 import numpy as np
 import pytest
 
-from applications.common import run_files
-from applications.common import run_folder
-from applications.common import run_lock
-from applications.common import training
 from attention_zoo.export import atomic_file
 from attention_zoo.export.atomic_file import WriteError
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import atomic_write
+from attention_zoo_apps.common import run_files
+from attention_zoo_apps.common import run_folder
+from attention_zoo_apps.common import run_lock
+from attention_zoo_apps.common import training
 from tests.support import tiny_runs
 from tests.support import training_logs
 from tests.support.shared_folders import copy_of

@@ -1,4 +1,4 @@
-"""One writer per run folder (`applications.common.run_lock`): a second
+"""One writer per run folder (`attention_zoo_apps.common.run_lock`): a second
 process is refused with the holder's PID, host and start time; the lock
 of a process that died is taken over. The holders are real processes
 (the lock is a process's): plain Python ones here, `attention-zoo train`
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from applications.common import run_lock
+from attention_zoo_apps.common import run_lock
 from tests.support.tiny_runs import TINY_FLAGS
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
@@ -24,7 +24,7 @@ TIMEOUT = 240  # seconds, for any process to reach a step
 # Holds the lock of argv[1] until its stdin closes.
 HOLDER = """
 import sys
-from applications.common import run_lock
+from attention_zoo_apps.common import run_lock
 run_lock.acquire(sys.argv[1])
 print("locked", flush=True)
 sys.stdin.read()
@@ -117,7 +117,7 @@ def test_the_lock_is_counted_within_a_process(tmp_path):
 def _train_command(run_dir, *flags):
     script = os.path.join(os.path.dirname(sys.executable), "attention-zoo")
     command = [script] if os.path.exists(script) else [
-        sys.executable, "-m", "applications.cli"
+        sys.executable, "-m", "attention_zoo_apps.cli"
     ]  # fmt: skip
     return command + [
         "train", "entailment", *TINY_FLAGS["entailment"],

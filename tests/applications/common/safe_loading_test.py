@@ -18,18 +18,18 @@ import keras
 import numpy as np
 import pytest
 
-import applications
 import attention_zoo
-from applications.captioning.model import build_captioner
-from applications.common import precision
-from applications.ehr.model import build_risk_model
-from applications.entailment.model import build_decomposable_attention
-from applications.translation.config import TranslationConfig
-from applications.translation.model import build_translation_model
+import attention_zoo_apps
+from attention_zoo_apps.captioning.model import build_captioner
+from attention_zoo_apps.common import precision
+from attention_zoo_apps.ehr.model import build_risk_model
+from attention_zoo_apps.entailment.model import build_decomposable_attention
+from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.model import build_translation_model
 from tests.support.layer_checks import assert_model_round_trip
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
-SCANNED = ("attention_zoo", "applications")
+SCANNED = ("attention_zoo", "attention_zoo_apps")
 # Ways to run code while loading: pickle (and its wrappers), marshal,
 # dill, `Lambda` layers, unsafe Keras deserialization.
 FORBIDDEN = {
@@ -48,7 +48,7 @@ FORBIDDEN = {
 # unpickler refuses every global but tensors and OrderedDicts (see its
 # docstring; tests/applications/captioning/torch_weights_test.py checks
 # that it refuses others).
-RESTRICTED_UNPICKLERS = {"applications/captioning/torch_weights.py"}
+RESTRICTED_UNPICKLERS = {"attention_zoo_apps/captioning/torch_weights.py"}
 IDS = np.array([[5, 3, 7, 2, 0, 0], [4, 9, 1, 0, 0, 0]], "int32")
 
 
@@ -140,7 +140,7 @@ def test_model_reloads_in_safe_mode(application, policy, tmp_path):
 
 
 def _modules():
-    for package in (attention_zoo, applications):
+    for package in (attention_zoo, attention_zoo_apps):
         yield package
         for info in pkgutil.walk_packages(
             package.__path__, prefix=f"{package.__name__}."

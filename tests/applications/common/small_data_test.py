@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from applications import cli
-from applications.commands import train_flags
+from attention_zoo_apps import cli
+from attention_zoo_apps.commands import train_flags
 
 
 def _pairs_file(tmp_path, rows):
@@ -92,8 +92,8 @@ def test_scores_on_few_examples_are_flagged(count, shown, capsys):
 
 
 def test_entailment_report_prints_undefined_precision_as_na(capsys):
-    from applications.entailment import train
-    from applications.entailment.classifier import classification_report
+    from attention_zoo_apps.entailment import train
+    from attention_zoo_apps.entailment.classifier import classification_report
 
     # Nothing is predicted "contradiction": its precision is 0 / 0.
     report = classification_report([0, 1, 2], [0, 1, 1])
@@ -105,7 +105,7 @@ def test_entailment_report_prints_undefined_precision_as_na(capsys):
 
 
 def test_ehr_report_prints_an_undefined_auroc_as_na(capsys):
-    from applications.ehr import train
+    from attention_zoo_apps.ehr import train
 
     report = dict(
         auroc=float("nan"), auprc=float("nan"), brier=0.25, patients=4,

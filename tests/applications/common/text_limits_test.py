@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.common import text_limits
-from applications.common.wordpiece import SubwordTokenizer
+from attention_zoo_apps.common import text_limits
+from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 
 WORDS = "the old sad dirty bird stands near a river , café 3.5 ok !".split()
 

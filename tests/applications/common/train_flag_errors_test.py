@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from applications import cli
+from attention_zoo_apps import cli
 
 
 @pytest.mark.parametrize(

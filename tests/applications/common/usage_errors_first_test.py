@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from applications import cli
+from attention_zoo_apps import cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # Runs `cli.main(argv)` for each argv of a JSON list, in one process, then
@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 # heavy modules the calls imported.
 _MAIN = """
 import contextlib, io, json, sys
-from applications import cli
+from attention_zoo_apps import cli
 results = []
 for argv in json.loads(sys.argv[1]):
     out, err = io.StringIO(), io.StringIO()

@@ -4,7 +4,7 @@ small corpus makes a small model."""
 
 import pytest
 
-from applications import registry
+from attention_zoo_apps import registry
 
 CONFIGURED = 4999  # far above what 40 generated examples hold
 # Each application's vocabulary size fields and the tokenizers they bound.

@@ -1,4 +1,4 @@
-"""Training you can watch (`applications.common.watching`): a run of
+"""Training you can watch (`attention_zoo_apps.common.watching`): a run of
 `attention-zoo train APP` logs each epoch in its run folder, in
 `history.csv` and TensorBoard's event files (losses, metrics, the
 learning rate, the attention of a few validation examples as images and
@@ -9,11 +9,11 @@ and attention."""
 import numpy as np
 import pytest
 
-from applications import registry
-from applications.commands import train_steps
-from applications.common import distribute
-from applications.common import run_folder
-from applications.common import watching
+from attention_zoo_apps import registry
+from attention_zoo_apps.commands import train_steps
+from attention_zoo_apps.common import distribute
+from attention_zoo_apps.common import run_folder
+from attention_zoo_apps.common import watching
 from tests.support import tiny_bundles
 from tests.support import tiny_runs
 from tests.support import training_logs

@@ -7,8 +7,8 @@ import keras
 import numpy as np
 import pytest
 
-from applications.common.word_vectors import coverage_report
-from applications.common.word_vectors import load_word_vectors
+from attention_zoo_apps.common.word_vectors import coverage_report
+from attention_zoo_apps.common.word_vectors import load_word_vectors
 
 # word -> vector; "at home" and ". . ." are words with spaces (GloVe 840B).
 VECTORS = {

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.common.wordpiece import END_ID
-from applications.common.wordpiece import PAD_ID
-from applications.common.wordpiece import RESERVED_TOKENS
-from applications.common.wordpiece import START_ID
-from applications.common.wordpiece import UNK_ID
-from applications.common.wordpiece import SubwordTokenizer
+from attention_zoo_apps.common.wordpiece import END_ID
+from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.wordpiece import RESERVED_TOKENS
+from attention_zoo_apps.common.wordpiece import START_ID
+from attention_zoo_apps.common.wordpiece import UNK_ID
+from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 from tests.support.fresh_process import run_without_project
 
 CORPUS = [

@@ -1,4 +1,4 @@
-"""`applications.common.zoo`: shipped models are folders with a card and
+"""`attention_zoo_apps.common.zoo`: shipped models are folders with a card and
 numbered versions, found by name first in `$ATTENTION_ZOO_MODELS`."""
 
 import json
@@ -7,8 +7,8 @@ import pathlib
 
 import pytest
 
-from applications import registry
-from applications.common import zoo
+from attention_zoo_apps import registry
+from attention_zoo_apps.common import zoo
 from tests.support.tiny_bundles import save_stand_in
 
 
@@ -63,3 +63,25 @@ def test_the_checkouts_saved_models_folder_is_searched(monkeypatch):
     monkeypatch.delenv(zoo.MODELS_ENV, raising=False)
     checkout = str(pathlib.Path(__file__).resolve().parents[3])
     assert os.path.join(checkout, "saved_models") in zoo.models_directories()
+
+
+def test_an_installed_package_searches_the_checkout_it_was_built_from(
+    tmp_path, monkeypatch
+):
+    checkout = tmp_path / "checkout"
+    _ship(checkout / "saved_models", "my-translator", "translation")
+    record = tmp_path / "built_from.txt"
+    record.write_text(f"{checkout}\n")  # as setup.py writes it
+    monkeypatch.delenv(zoo.MODELS_ENV, raising=False)
+    monkeypatch.setattr(zoo, "BUILT_FROM", str(record))
+    assert zoo.models_directories()[-1] == str(checkout / "saved_models")
+    assert zoo.find("my-translator").application == "translation"
+
+
+def test_with_no_models_anywhere_the_error_says_how_to_get_them(monkeypatch):
+    monkeypatch.setattr(zoo, "models_directories", lambda: [])
+    with pytest.raises(FileNotFoundError) as error:
+        zoo.resolve("translation-spa-eng")
+    message = str(error.value)
+    assert "no shipped model found" in message
+    assert "pip install ./saved_models" in message and zoo.MODELS_ENV in message

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from applications.ehr.records import PatientRecords
+from attention_zoo_apps.ehr.records import PatientRecords
 
 
 def _records(count=40):

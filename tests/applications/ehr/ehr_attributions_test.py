@@ -10,12 +10,12 @@ import keras
 import numpy as np
 import pytest
 
-from applications import registry
-from applications.ehr import attributions
-from applications.ehr import faithfulness
-from applications.ehr.model import build_risk_model
-from applications.ehr.risk_model import RiskModel
-from applications.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps import registry
+from attention_zoo_apps.ehr import attributions
+from attention_zoo_apps.ehr import faithfulness
+from attention_zoo_apps.ehr.model import build_risk_model
+from attention_zoo_apps.ehr.risk_model import RiskModel
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 
 TINY = registry.get("ehr").tiny_config()
 

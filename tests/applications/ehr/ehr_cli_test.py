@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from applications import cli
-from applications.ehr import flags
-from applications.ehr import train
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps import cli
+from attention_zoo_apps.ehr import flags
+from attention_zoo_apps.ehr import train
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
 
 
 def _train(tmp_path, *flags):
@@ -89,7 +89,7 @@ def test_a_malformed_file_exits_with_its_path_and_line(tmp_path, capsys):
 
 
 def test_mimic_folders_are_detected(tmp_path, monkeypatch):
-    from applications.ehr import mimic
+    from attention_zoo_apps.ehr import mimic
 
     calls = []
     monkeypatch.setattr(
@@ -104,7 +104,7 @@ def test_mimic_folders_are_detected(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("format", ["auto", "long", "mimic", "mimic3", "fhir"])
 def test_train_and_explain_read_records_of_every_format(format):
-    from applications.ehr import data
+    from attention_zoo_apps.ehr import data
 
     assert format == "auto" or format in data.FORMATS
     explain = flags.infer_parser().parse_args(

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from applications.ehr import data
+from attention_zoo_apps.ehr import data
 
 EVENTS = """patient_id,time,code,value
 a,2.5,lab:lactate,4.1
@@ -166,8 +166,8 @@ def test_load_records_detects_the_layout(tmp_path):
 
 
 def test_the_split_parts_are_importable_from_data():
-    from applications.ehr import encoding
-    from applications.ehr import records
+    from attention_zoo_apps.ehr import encoding
+    from attention_zoo_apps.ehr import records
 
     assert data.PatientRecords is records.PatientRecords
     assert data.split_patients is records.split_patients

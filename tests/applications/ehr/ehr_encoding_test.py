@@ -3,7 +3,7 @@ standardisation, save / load; `encode_events`: the last events, padded."""
 
 import numpy as np
 
-from applications.ehr import encoding
+from attention_zoo_apps.ehr import encoding
 
 
 def test_vocabulary_maps_unknown_and_rare_codes_to_oov(tmp_path, make_records):

@@ -12,12 +12,12 @@ import re
 import numpy as np
 import pytest
 
-from applications import cli
-from applications.ehr import attributions
-from applications.ehr.data import load_long_format
-from applications.ehr.explain import note_segments
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps import cli
+from attention_zoo_apps.ehr import attributions
+from attention_zoo_apps.ehr.data import load_long_format
+from attention_zoo_apps.ehr.explain import note_segments
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
 from tests.support import shared_bundles
 from tests.support import tiny_bundles
 from tests.support.shared_folders import copy_of
@@ -307,7 +307,7 @@ def test_predicted_note_words_are_distinct(risk_model):
 
 @pytest.mark.parametrize("uniform, says", [(0.505, True), (0.3, False)])
 def test_page_says_when_attention_barely_matters(uniform, says):
-    from applications.ehr import explain
+    from attention_zoo_apps.ehr import explain
 
     explanation = {
         "events": [(1.0, "a", 2.0, 0.7), (2.0, "b", np.nan, 0.3)],
@@ -329,7 +329,7 @@ def test_page_says_when_attention_barely_matters(uniform, says):
 def test_page_gives_the_test_splits_auroc_with_uniform_weights(
     uniform, verdict
 ):
-    from applications.ehr import explain
+    from attention_zoo_apps.ehr import explain
 
     explanation = {
         "events": [(1.0, "a", 2.0, 0.7)],
@@ -350,7 +350,7 @@ def test_page_gives_the_test_splits_auroc_with_uniform_weights(
 
 
 def test_attention_reliance_scores_the_split_both_ways(risk_model, tmp_path):
-    from applications.ehr.metrics import auroc
+    from attention_zoo_apps.ehr.metrics import auroc
 
     records = make_synthetic_patients(40, seed=11).records
     reliance = attributions.attention_reliance(risk_model, records)

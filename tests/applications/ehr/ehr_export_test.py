@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.ehr.risk_model import RiskModel
-from applications.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps import registry
+from attention_zoo_apps.ehr.risk_model import RiskModel
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 from tests.support import fresh_process
 from tests.support import shared_bundles
 from tests.support.ehr_inputs import serving_inputs

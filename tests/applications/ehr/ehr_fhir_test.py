@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from applications import cli
-from applications.ehr import data
-from applications.ehr import fhir
-from applications.ehr import fhir_resources
-from applications.ehr import fhir_writer
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps import cli
+from attention_zoo_apps.ehr import data
+from attention_zoo_apps.ehr import fhir
+from attention_zoo_apps.ehr import fhir_resources
+from attention_zoo_apps.ehr import fhir_writer
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
 
 LOINC = "http://loinc.org"
 PATIENT = {"reference": "Patient/a"}

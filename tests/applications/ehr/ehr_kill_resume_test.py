@@ -28,7 +28,7 @@ def _command(run_dir):
     if os.path.exists(script):
         command = [script]
     else:
-        command = [sys.executable, "-m", "applications.cli"]
+        command = [sys.executable, "-m", "attention_zoo_apps.cli"]
     # Epochs of about 80 steps: a few seconds each, so the kill lands
     # inside the second one.
     return command + [

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications import registry
-from applications.ehr.risk_model import RiskModel
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps import cli
+from attention_zoo_apps import registry
+from attention_zoo_apps.ehr.risk_model import RiskModel
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
 from tests.support import tiny_bundles
 
 NOTE = "hypotensive overnight started pressors "

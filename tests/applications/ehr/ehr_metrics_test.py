@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pytest
 
-from applications.ehr.metrics import auprc
-from applications.ehr.metrics import auroc
-from applications.ehr.metrics import brier_score
-from applications.ehr.metrics import calibration_bins
+from attention_zoo_apps.ehr.metrics import auprc
+from attention_zoo_apps.ehr.metrics import auroc
+from attention_zoo_apps.ehr.metrics import brier_score
+from attention_zoo_apps.ehr.metrics import calibration_bins
 
 
 def _pairwise_auroc(labels, scores):
@@ -82,8 +82,8 @@ def test_calibration_bins():
 
 
 def test_risk_model_exports_the_metrics():
-    from applications.ehr import metrics
-    from applications.ehr import risk_model
+    from attention_zoo_apps.ehr import metrics
+    from attention_zoo_apps.ehr import risk_model
 
     for name in ("auroc", "auprc", "brier_score", "calibration_bins"):
         assert getattr(risk_model, name) is getattr(metrics, name)

@@ -13,8 +13,8 @@ import re
 import numpy as np
 import pytest
 
-from applications.ehr import data
-from applications.ehr import mimic3
+from attention_zoo_apps.ehr import data
+from attention_zoo_apps.ehr import mimic3
 
 
 @functools.lru_cache(maxsize=1)
@@ -161,7 +161,7 @@ def test_the_demo_folder_is_detected_and_loaded(demo_root, demo):
 
 
 def test_train_runs_on_the_demo(demo_root, tmp_path, capsys):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     argv = ["train", "ehr", "--data", str(demo_root), "--epochs", "1"]
     argv += ["--embedding-dim", "8", "--units", "8"]

@@ -3,8 +3,8 @@ import functools
 import numpy as np
 import pytest
 
-from applications.ehr import data
-from applications.ehr import mimic
+from attention_zoo_apps.ehr import data
+from attention_zoo_apps.ehr import mimic
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from applications.ehr.model import TIME_PERIODS
-from applications.ehr.model import EventFeatures
-from applications.ehr.model import attention_model
-from applications.ehr.model import build_risk_model
+from attention_zoo_apps.ehr.model import TIME_PERIODS
+from attention_zoo_apps.ehr.model import EventFeatures
+from attention_zoo_apps.ehr.model import attention_model
+from attention_zoo_apps.ehr.model import build_risk_model
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import to_numpy

@@ -3,7 +3,7 @@ deterministic for a seed; bad fractions are rejected."""
 
 import pytest
 
-from applications.ehr.records import split_patients
+from attention_zoo_apps.ehr.records import split_patients
 
 
 @pytest.mark.parametrize("by", ["group", "patient"])

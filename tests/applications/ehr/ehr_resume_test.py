@@ -3,7 +3,7 @@ the same command resumes from its last finished epoch."""
 
 import pytest
 
-from applications.ehr.risk_model import RiskModel
+from attention_zoo_apps.ehr.risk_model import RiskModel
 from tests.support import resume_checks
 
 

@@ -5,16 +5,16 @@ of the synthetic patients."""
 import numpy as np
 import pytest
 
-from applications import registry
-from applications.ehr.config import EHRConfig
-from applications.ehr.data import OOV_ID
-from applications.ehr.data import PatientRecords
-from applications.ehr.data import load_long_format
-from applications.ehr.data import split_patients
-from applications.ehr.risk_model import RiskModel
-from applications.ehr.synthetic import RISK_CODES
-from applications.ehr.synthetic import make_synthetic_patients
-from applications.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps import registry
+from attention_zoo_apps.ehr.config import EHRConfig
+from attention_zoo_apps.ehr.data import OOV_ID
+from attention_zoo_apps.ehr.data import PatientRecords
+from attention_zoo_apps.ehr.data import load_long_format
+from attention_zoo_apps.ehr.data import split_patients
+from attention_zoo_apps.ehr.risk_model import RiskModel
+from attention_zoo_apps.ehr.synthetic import RISK_CODES
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
 from tests.support import shared_bundles
 
 TINY = registry.get("ehr").tiny_config()

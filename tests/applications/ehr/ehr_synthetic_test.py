@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from applications.ehr import data
-from applications.ehr import synthetic
+from attention_zoo_apps.ehr import data
+from attention_zoo_apps.ehr import synthetic
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ several times in the note listed once with its weights summed."""
 
 import pytest
 
-from applications.ehr.risk_model import _top_words
+from attention_zoo_apps.ehr.risk_model import _top_words
 
 
 def test_repeated_words_are_merged_with_their_weights_summed():

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.entailment.classifier import EntailmentClassifier
-from applications.entailment.classifier import classification_report
-from applications.entailment.config import EntailmentConfig
-from applications.entailment.examples import LABELS
-from applications.entailment.examples import split_examples
-from applications.entailment.synthetic import make_synthetic_entailment
+from attention_zoo_apps import registry
+from attention_zoo_apps.entailment.classifier import EntailmentClassifier
+from attention_zoo_apps.entailment.classifier import classification_report
+from attention_zoo_apps.entailment.config import EntailmentConfig
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.examples import split_examples
+from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 from tests.support import fresh_process
 from tests.support import shared_bundles
 from tests.support.resume_checks import check_fit_resumes
@@ -122,7 +122,7 @@ def test_batches_pad_to_length_buckets_on_jax(generated, monkeypatch):
     plain = list(classifier.dataset(examples))
     # `dataset` decides by the backend: JAX compiles a step per shape.
     monkeypatch.setattr(
-        "applications.entailment.classifier.keras.backend.backend",
+        "attention_zoo_apps.entailment.classifier.keras.backend.backend",
         lambda: "jax",
     )
     bucketed = list(classifier.dataset(examples))
@@ -304,7 +304,7 @@ def test_interrupted_fit_resumes_from_its_last_epoch(generated, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("intra_attention", [False, True])
 def test_short_training_learns_the_generated_data(intra_attention):
-    from applications.entailment.train import SYNTHETIC_DEFAULTS
+    from attention_zoo_apps.entailment.train import SYNTHETIC_DEFAULTS
 
     generated = make_synthetic_entailment(6000, seed=3)
     train, validation = split_examples(generated.examples, 0.1, seed=3)

@@ -4,9 +4,9 @@ import gzip
 
 import pytest
 
-from applications import cli
-from applications.entailment.examples import LABELS
-from applications.entailment.synthetic import make_synthetic_entailment
+from attention_zoo_apps import cli
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 from tests.support import training_logs
 
 

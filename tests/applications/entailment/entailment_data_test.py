@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from applications.entailment import data
+from attention_zoo_apps.entailment import data
 
 
 def _write(path, text, compress=False):

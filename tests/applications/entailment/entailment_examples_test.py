@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from applications.entailment.examples import LABELS
-from applications.entailment.examples import EntailmentExamples
-from applications.entailment.examples import label_id
-from applications.entailment.examples import split_examples
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.examples import EntailmentExamples
+from attention_zoo_apps.entailment.examples import label_id
+from attention_zoo_apps.entailment.examples import split_examples
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ import re
 import pytest
 import tensorflow as tf
 
-from applications import cli
-from applications.entailment.examples import LABELS
+from attention_zoo_apps import cli
+from attention_zoo_apps.entailment.examples import LABELS
 from tests.support import shared_bundles
 from tests.support.fresh_process import run_without_project
 

@@ -5,10 +5,10 @@ import collections
 import numpy as np
 import pytest
 
-from applications.entailment.examples import LABELS
-from applications.entailment.examples import EntailmentExamples
-from applications.entailment.synthetic import fit_arguments
-from applications.entailment.synthetic import make_synthetic_entailment
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.examples import EntailmentExamples
+from attention_zoo_apps.entailment.synthetic import fit_arguments
+from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 
 # The synthetic world, written again from the docstring: noun -> kind.
 KIND = {

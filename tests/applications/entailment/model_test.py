@@ -5,8 +5,8 @@ import keras
 import numpy as np
 import pytest
 
-from applications.entailment.model import alignment_model
-from applications.entailment.model import build_decomposable_attention
+from attention_zoo_apps.entailment.model import alignment_model
+from attention_zoo_apps.entailment.model import build_decomposable_attention
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import np_softmax

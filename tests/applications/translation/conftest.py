@@ -3,9 +3,9 @@
 import keras
 import pytest
 
-from applications import registry
-from applications.common.wordpiece import SubwordTokenizer
-from applications.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps import registry
+from attention_zoo_apps.common.wordpiece import SubwordTokenizer
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +26,7 @@ def synthetic():
 
 
 def _train_tiny_rnn(folder):
-    from applications.translation.translator import Translator
+    from attention_zoo_apps.translation.translator import Translator
 
     keras.utils.set_random_seed(0)
     pairs = make_synthetic_pairs(300, seed=0).pairs

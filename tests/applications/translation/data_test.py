@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from applications.common.wordpiece import END_ID
-from applications.common.wordpiece import PAD_ID
-from applications.common.wordpiece import START_ID
-from applications.translation import data
+from attention_zoo_apps.common.wordpiece import END_ID
+from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.wordpiece import START_ID
+from attention_zoo_apps.translation import data
 
 
 def _write(path, text, compress=False):

@@ -1,6 +1,6 @@
 """Fine-tuning checks which way its pairs run before training: the shipped
 translation-spa-eng refuses English -> Spanish and id -> Spanish pairs, and
-takes Spanish -> English ones (`applications.translation.direction`)."""
+takes Spanish -> English ones (`attention_zoo_apps.translation.direction`)."""
 
 import argparse
 import gzip
@@ -8,11 +8,11 @@ import os
 
 import pytest
 
-from applications.common import zoo
-from applications.common.wordpiece import SubwordTokenizer
-from applications.translation import direction
-from applications.translation import train as translation_train
 from attention_zoo.export import resolve_version
+from attention_zoo_apps.common import zoo
+from attention_zoo_apps.common.wordpiece import SubwordTokenizer
+from attention_zoo_apps.translation import direction
+from attention_zoo_apps.translation import train as translation_train
 
 MODEL = "translation-spa-eng"
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.translation import data
-from applications.translation import sentences
-from applications.translation.export import TranslationServingModule
-from applications.translation.translator import Translator
+from attention_zoo_apps import registry
+from attention_zoo_apps.translation import data
+from attention_zoo_apps.translation import sentences
+from attention_zoo_apps.translation.export import TranslationServingModule
+from attention_zoo_apps.translation.translator import Translator
 from tests.support import fresh_process
 
 MAX_LENGTH = 12
@@ -200,7 +200,7 @@ def test_a_sampled_split_text_draws_each_sentence_with_its_seed(
 def test_the_export_splits_in_a_fresh_process_and_the_command_warns(
     translator, short, tmp_path, capsys
 ):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     path = str(tmp_path / "translation" / "1")
     translator.export(path, jit_compile=False)

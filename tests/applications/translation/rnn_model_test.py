@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from applications.translation.rnn_model import build_rnn_translator
-from applications.translation.rnn_model import make_rnn_adapter
+from attention_zoo_apps.translation.rnn_model import build_rnn_translator
+from attention_zoo_apps.translation.rnn_model import make_rnn_adapter
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import to_numpy

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 from keras import ops
 
-from applications.translation.transformer_model import (
+from attention_zoo.decoding import greedy_search
+from attention_zoo_apps.translation.transformer_model import (
     build_transformer_translator,
 )
-from applications.translation.transformer_model import make_transformer_adapter
-from attention_zoo.decoding import greedy_search
+from attention_zoo_apps.translation.transformer_model import (
+    make_transformer_adapter,
+)
 from tests.support.layer_checks import assert_model_round_trip
 from tests.support.layer_checks import jit
 from tests.support.layer_checks import to_numpy
@@ -299,8 +301,8 @@ def test_greedy_search_agrees_with_teacher_forced_argmax():
 def test_the_config_carries_the_attention_options_to_the_model():
     import json
 
-    from applications.translation.config import TranslationConfig
-    from applications.translation.model import build_translation_model
+    from attention_zoo_apps.translation.config import TranslationConfig
+    from attention_zoo_apps.translation.model import build_translation_model
 
     config = TranslationConfig(
         model="transformer",

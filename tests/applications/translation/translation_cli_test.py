@@ -2,8 +2,8 @@
 
 import pytest
 
-from applications import cli
-from applications.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps import cli
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 
 
 @pytest.mark.slow
@@ -69,8 +69,8 @@ def test_train_reports_a_bad_data_line(tmp_path, capsys):
 
 
 def test_real_text_keeps_its_case_unless_lowercase_is_asked():
-    from applications.translation import flags
-    from applications.translation import train
+    from attention_zoo_apps.translation import flags
+    from attention_zoo_apps.translation import train
 
     for argv, lowercase in (([], False), (["--lowercase"], True)):
         args = flags.train_parser().parse_args(argv)
@@ -79,8 +79,8 @@ def test_real_text_keeps_its_case_unless_lowercase_is_asked():
 
 @pytest.mark.parametrize("attention", ["monotonic", "local"])
 def test_attention_flag_takes_monotonic_and_local(attention):
-    from applications.translation import flags
-    from applications.translation import train
+    from attention_zoo_apps.translation import flags
+    from attention_zoo_apps.translation import train
 
     args = flags.train_parser().parse_args(["--attention", attention])
     assert train._config(args, synthetic=True).attention == attention

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications.translation.export import TranslationServingModule
-from applications.translation.synthetic import make_synthetic_pairs
-from applications.translation.translator import Translator
 from attention_zoo.export import read_warmup_requests
+from attention_zoo_apps.translation.export import TranslationServingModule
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
 from tests.support import fresh_process
 
 SAMPLING = {"sampling": "top_p", "top_p": 0.95, "temperature": 1.5}
@@ -200,7 +200,7 @@ emit({{
 def test_translate_command_takes_a_seed(
     translator, texts, sampled_export, tiny_rnn, capsys
 ):
-    from applications import cli
+    from attention_zoo_apps import cli
 
     sampled, plain = sampled_export, tiny_rnn / "translation"
     chosen = texts[:3]

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from applications.translation.synthetic import ADJECTIVES
-from applications.translation.synthetic import LEXICON
-from applications.translation.synthetic import NOUNS
-from applications.translation.synthetic import VERBS
-from applications.translation.synthetic import alignment_matrix
-from applications.translation.synthetic import fit_arguments
-from applications.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.synthetic import ADJECTIVES
+from attention_zoo_apps.translation.synthetic import LEXICON
+from attention_zoo_apps.translation.synthetic import NOUNS
+from attention_zoo_apps.translation.synthetic import VERBS
+from attention_zoo_apps.translation.synthetic import alignment_matrix
+from attention_zoo_apps.translation.synthetic import fit_arguments
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 
 
 def _independent_translation(source):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from applications import registry
-from applications.translation import data
-from applications.translation.config import TranslationConfig
-from applications.translation.synthetic import make_synthetic_pairs
-from applications.translation.translator import Translator
+from attention_zoo_apps import registry
+from attention_zoo_apps.translation import data
+from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
 from tests.support import fresh_process
 from tests.support.resume_checks import check_fit_resumes
 
@@ -226,7 +226,7 @@ def test_sampling_repeats_per_seed_and_cold_sampling_is_greedy(
 def test_the_export_module_searches_with_the_coverage_penalty(
     translator, synthetic
 ):
-    from applications.translation.export import TranslationServingModule
+    from attention_zoo_apps.translation.export import TranslationServingModule
 
     texts = [source for source, _ in synthetic.pairs[:3]]
     module = TranslationServingModule(
@@ -240,7 +240,7 @@ def test_the_export_module_searches_with_the_coverage_penalty(
 def test_the_export_module_returns_the_n_best_with_their_scores(
     translator, synthetic
 ):
-    from applications.translation.export import TranslationServingModule
+    from attention_zoo_apps.translation.export import TranslationServingModule
 
     texts = [source for source, _ in synthetic.pairs[:3]] + [""]
     module = TranslationServingModule(translator, beam_size=3, num_results=3)
@@ -273,8 +273,8 @@ def test_the_export_module_returns_the_n_best_with_their_scores(
 def test_a_search_object_translates_and_exports_as_its_aliases(
     translator, synthetic
 ):
-    from applications.translation.export import TranslationServingModule
     from attention_zoo.decoding import BeamSearch
+    from attention_zoo_apps.translation.export import TranslationServingModule
 
     texts = [source for source, _ in synthetic.pairs[:3]]
     search = BeamSearch(beam_size=3, coverage_penalty=0.5)  # penalty 0.6
@@ -559,7 +559,7 @@ def test_reexport_never_replaces_and_failure_leaves_nothing(
 
 @pytest.mark.slow
 def test_short_training_learns_the_synthetic_pair_and_its_alignment():
-    from applications.translation.evaluate import alignment_accuracy
+    from attention_zoo_apps.translation.evaluate import alignment_accuracy
 
     synthetic = make_synthetic_pairs(3000, seed=1)
     train, validation, test = data.split_pairs(

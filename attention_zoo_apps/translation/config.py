@@ -1,0 +1,91 @@
+"""`TranslationConfig`: the one place to read what a translation run does."""
+
+import dataclasses
+
+from attention_zoo.checks import check_choice
+from attention_zoo.checks import check_positive_int
+from attention_zoo_apps.common.config import AppConfig
+from attention_zoo_apps.translation.options import ATTENTIONS
+from attention_zoo_apps.translation.options import MODELS
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslationConfig(AppConfig):
+    """Every setting of a translation model and its training run."""
+
+    # Which model: "rnn" (encoder-decoder of the seeds) or "transformer".
+    model: str = "rnn"
+    # RNN: attention score ("additive", "general", "dot", "scaled_dot"),
+    # "monotonic" (Raffel et al.), "local" (Luong's local-p, window 8) or
+    # None for the no-attention bottleneck baseline.
+    attention: str | None = "additive"
+    cell: str = "gru"  # RNN cell: "gru" or "lstm"
+    embedding_dim: int = 256
+    units: int = 512  # RNN decoder width (encoder: units per direction)
+    encoder_layers: int = 1
+    bidirectional: bool = True
+    # Transformer.
+    num_layers: int = 2
+    model_dim: int = 256
+    num_heads: int = 4
+    feed_forward_dim: int = 1024
+    positions: str = "sinusoidal"  # or "learned"
+    tie_embeddings: bool = False
+    # Grouped-query attention (None: one key/value head per head; 1:
+    # multi-query), a self-attention window in steps (None: all) and an
+    # output gate on every attention (`TransformerEncoderBlock`).
+    num_key_value_heads: int | None = None
+    sliding_window: int | None = None
+    use_gate: bool = False
+    dropout: float = 0.1
+    # Text: WordPiece vocabularies learned from the training pairs.
+    source_vocabulary_size: int = 8000
+    target_vocabulary_size: int = 8000
+    # Real text keeps its case (BLEU is scored cased); True lower-cases
+    # the vocabularies and so the output (configs saved before this
+    # default changed say `true`).
+    lowercase: bool = False
+    normalization: str | None = "NFKC"
+    # Longest sequence in tokens (sources are truncated to it, decoding
+    # stops at it).
+    max_length: int = 64
+    # Training.
+    batch_size: int = 64
+    epochs: int = 10
+    learning_rate: float = 1e-3
+    seed: int = 0
+    # A Keras dtype policy: "float32", "mixed_bfloat16" or "mixed_float16"
+    # (`attention_zoo_apps.common.precision`; configs saved without it:
+    # float32).
+    precision: str = "float32"
+
+    def __post_init__(self):
+        self.check_precision()
+        check_choice("model", self.model, MODELS)
+        check_choice("attention", self.attention, ATTENTIONS)
+        self.check_positive_ints(
+            (
+                "embedding_dim",
+                "units",
+                "encoder_layers",
+                "num_layers",
+                "model_dim",
+                "num_heads",
+                "feed_forward_dim",
+                "source_vocabulary_size",
+                "target_vocabulary_size",
+                "max_length",
+                "batch_size",
+                "epochs",
+            )
+        )
+        for name in ("num_key_value_heads", "sliding_window"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
+        heads = self.num_key_value_heads
+        if heads is not None and self.num_heads % heads:
+            raise ValueError(
+                "`num_heads` must be a multiple of `num_key_value_heads`. "
+                f"Received: num_heads={self.num_heads}, "
+                f"num_key_value_heads={heads}"
+            )

@@ -1,0 +1,106 @@
+"""The flags of `attention-zoo train translation`: its `parser()`.
+
+Imports no TensorFlow, so that the command checks every flag value, and
+answers `--help`, before the training code is imported
+(`train_flags.precheck`).
+"""
+
+from attention_zoo_apps.commands import infer_flags
+from attention_zoo_apps.commands import train_flags
+from attention_zoo_apps.common.flag_checks import FlagParser
+from attention_zoo_apps.translation.options import ATTENTIONS
+from attention_zoo_apps.translation.options import MODELS
+
+# Config field -> the flags (dests) other than its own name that set it
+# (`--init-from` refuses one given with another value than the model's).
+FIELD_FLAGS = {
+    "source_vocabulary_size": ("vocabulary_size",),
+    "target_vocabulary_size": ("vocabulary_size",),
+}
+
+
+def train_parser():
+    parser = FlagParser(
+        prog="attention-zoo train translation",
+        description="Train a translator, evaluate it and export it.",
+    )
+    parser.add_argument(
+        "--data",
+        help="pairs file: .tsv/.txt(.gz) or .jsonl;"
+        " default: the generated synthetic language pair",
+    )
+    parser.add_argument(
+        "--source-column",
+        type=int,
+        default=0,
+        metavar="N",
+        help="0-based column of a .tsv/.txt --data file holding the "
+        "sentences to translate from (default: %(default)s). The Tatoeba "
+        "files (spa.txt.gz) hold english<TAB>spanish: the defaults learn "
+        "English -> Spanish, --source-column 1 --target-column 0 Spanish "
+        "-> English (as translation-spa-eng). With --init-from, the source "
+        "column must read like the model's source language (checked on "
+        "200 pairs before training)",
+    )
+    parser.add_argument(
+        "--target-column",
+        type=int,
+        default=1,
+        metavar="N",
+        help="0-based column of the translations to learn "
+        "(default: %(default)s)",
+    )
+    parser.add_argument("--max-pairs", type=int, default=None)
+    parser.add_argument("--synthetic-pairs", type=int, default=6000)
+    parser.add_argument("--model", choices=MODELS, default="rnn")
+    parser.add_argument(
+        "--attention",
+        default="additive",
+        choices=[name or "none" for name in ATTENTIONS],
+        help="RNN attention (monotonic: Raffel et al.; local: Luong's "
+        "local-p, window 8); none: the no-attention baseline",
+    )
+    parser.add_argument("--cell", choices=["gru", "lstm"], default="gru")
+    parser.add_argument(
+        "--lowercase",
+        action="store_true",
+        help="lower-case the text (vocabularies and output); default: keep "
+        "the case, as cased BLEU scores it",
+    )
+    train_flags.add_training_arguments(parser)
+    parser.add_argument("--units", type=int)
+    parser.add_argument("--embedding-dim", type=int)
+    parser.add_argument("--vocabulary-size", type=int)
+    parser.add_argument("--max-length", type=int)
+    parser.add_argument(
+        "--beam-size",
+        type=int,
+        default=1,
+        help="beam size for the test-split evaluation",
+    )
+    parser.add_argument("--validation-fraction", type=float, default=0.05)
+    parser.add_argument("--test-fraction", type=float, default=0.05)
+    train_flags.add_run_arguments(
+        parser, "translation", "checkpoints, vocabularies, config, pictures"
+    )
+    return parser
+
+
+INFER_PROG = "attention-zoo translate"
+
+
+def infer_parser():
+    """The parser of `attention-zoo translate` (`infer.py`)."""
+    prog = INFER_PROG
+    parser = infer_flags.export_parser(
+        prog,
+        "Translate texts with a translation export (`attention-zoo train "
+        "translation --export DIR`). One line per text: text<TAB>translation.",
+        [
+            f'{prog} translation-spa-eng "¿Dónde está la biblioteca?"',
+            f'{prog} saved_models/translation "el perro come pan" "hola"',
+        ],
+    )
+    parser.add_argument("texts", nargs="+", help="texts to translate")
+    infer_flags.add_seed_argument(parser, "text")
+    return parser

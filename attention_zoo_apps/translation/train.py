@@ -1,0 +1,150 @@
+"""`attention-zoo train translation`: data -> training -> metrics -> export.
+
+    attention-zoo train translation                      # synthetic pair
+    attention-zoo train translation --data spa.txt.gz --source-column 1 \
+        --target-column 0 --epochs 10 --export saved_models/translation
+
+Progress bars per epoch, a checkpoint per epoch in `--run-dir`; a run that
+is interrupted and restarted with the same command resumes from its last
+finished epoch. After training: BLEU and chrF on the held-out test split,
+example translations, an attention heatmap PNG, and the export.
+"""
+
+import os
+
+from attention_zoo_apps.commands import train_flags
+from attention_zoo_apps.commands import train_steps
+from attention_zoo_apps.translation import data
+from attention_zoo_apps.translation import direction
+from attention_zoo_apps.translation import flags
+from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.evaluate import alignment_accuracy
+from attention_zoo_apps.translation.evaluate import plot_attention
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
+
+# A small model that learns the synthetic pair in a few minutes on 2 cores.
+SYNTHETIC_DEFAULTS = dict(
+    embedding_dim=64,
+    units=128,
+    model_dim=64,
+    num_heads=2,
+    feed_forward_dim=128,
+    source_vocabulary_size=400,
+    target_vocabulary_size=400,
+    max_length=24,
+    epochs=8,
+)
+
+
+def _config(args, synthetic):
+    values = train_flags.config_values(
+        args,
+        SYNTHETIC_DEFAULTS if synthetic else {},
+        ("units", "embedding_dim", "max_length"),
+        model=args.model,
+        cell=args.cell,
+        attention=None if args.attention == "none" else args.attention,
+    )
+    if args.lowercase:
+        values["lowercase"] = True
+    if args.vocabulary_size is not None:
+        values["source_vocabulary_size"] = args.vocabulary_size
+        values["target_vocabulary_size"] = args.vocabulary_size
+    return TranslationConfig(**values)
+
+
+def _load_pairs(args):
+    if not args.data:
+        synthetic = make_synthetic_pairs(args.synthetic_pairs, seed=args.seed)
+        return synthetic.pairs, synthetic
+    if args.data.endswith(".jsonl"):
+        pairs = data.load_jsonl_pairs(args.data)
+    else:
+        pairs = data.load_tsv_pairs(
+            args.data,
+            source_column=args.source_column,
+            target_column=args.target_column,
+            max_pairs=args.max_pairs,
+        )
+    return pairs[: args.max_pairs] if args.max_pairs else pairs, None
+
+
+def main(argv=None):
+    parser = flags.train_parser()
+    with train_flags.usage_errors(parser):
+        args, strategy = train_steps.parse_flags(parser, argv)
+        _config(args, not args.data)  # a bad value, before any data is read
+        pairs, synthetic = _load_pairs(args)
+        train, validation, test = data.split_pairs(
+            pairs,
+            args.validation_fraction,
+            args.test_fraction,
+            seed=args.seed,
+            group_by="source",
+        )
+        print(
+            f"{len(pairs)} pairs: {len(train)} train, {len(validation)} "
+            f"validation, {len(test)} test"
+        )
+        train_flags.check_fraction_splits(
+            args,
+            args.data or "the generated pairs",
+            "pairs",
+            (train, validation, test),
+        )
+        translator = train_steps.start_run(
+            Translator,
+            args,
+            strategy,
+            lambda: Translator(
+                _config(args, synthetic is not None), strategy=strategy
+            ),
+            config=lambda: _config(args, synthetic is not None),
+        )
+        direction.check_columns(args, translator, pairs)
+    run_dir = args.run_dir
+    if not train_steps.fit_run(
+        translator, args, strategy, train, validation, watched=validation
+    ):
+        return 0  # the chief evaluates, draws and exports
+
+    print(f"parameters: {translator.model.count_params():,}")
+    scores = translator.evaluate(test, search=train_steps.flag_search(args))
+    print(
+        f"test BLEU {scores['bleu']:.2f} (lower-cased "
+        f"{scores['bleu_lowercase']:.2f})  chrF {scores['chrf']:.2f} "
+        f"(lower-cased {scores['chrf_lowercase']:.2f})  "
+        f"({scores['examples']} pairs, beam {args.beam_size})\n"
+        f"  sacreBLEU {scores['bleu_signature']}"
+    )
+    train_flags.note_few_examples("test", scores["examples"], "pairs")
+    for (source, target), hypothesis in list(zip(test, scores["hypotheses"]))[
+        :5
+    ]:
+        print(f"  {source}\n    -> {hypothesis}\n    (reference: {target})")
+
+    sources = [source for source, _ in test[:200]]
+    _, maps = translator.translate(sources, return_attention=True)
+    if synthetic is not None:
+        index = {pair: i for i, pair in enumerate(synthetic.pairs)}
+        # Each synthetic word is one token and sources have no START, so
+        # word positions are token positions.
+        alignments = [synthetic.alignments[index[pair]] for pair in test[:200]]
+        accuracy = alignment_accuracy(maps, alignments)
+        print(f"attention argmax on the true source word: {accuracy:.1%}")
+    example = translator.explain(sources[0])
+    path = plot_attention(
+        example["source_tokens"],
+        example["target_tokens"],
+        example["attention"],
+        os.path.join(run_dir, "attention.png"),
+        title=f"{sources[0]} -> {example['translation']}",
+    )
+    print(f"wrote {path}")
+    if args.export:
+        metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
+        metrics["beam_size"] = args.beam_size
+        train_steps.export_next_version(translator, args, metrics, train)
+    train_steps.print_logs_line(args)
+    return 0
