@@ -16,8 +16,7 @@ try:
     import keras_hub
 except ImportError as error:  # only this benchmark needs it
     raise SystemExit(
-        "transformer_blocks_bench needs keras-hub: "
-        'pip install ".[benchmarks]"'
+        'transformer_blocks_bench needs keras-hub: pip install ".[benchmarks]"'
     ) from error
 
 from attention_zoo.blocks import TransformerDecoderBlock

@@ -24,6 +24,7 @@ def __getattr__(name):
     module = importlib.import_module(f"{__name__}.{_MODULE_OF[name]}")
     return getattr(module, name)
 
+
 APPLICATION = Application(
     name="translation",
     package=__name__,

@@ -6,7 +6,8 @@ then with `DataParallel` over two CPU devices (each step's batch split in
 two, the weights replicated). The loss curves must agree. It runs in a
 subprocess with `KERAS_BACKEND=jax` and
 `XLA_FLAGS=--xla_force_host_platform_device_count=2` (both must be set
-before JAX starts), so it runs the same under either backend of the suite.
+before JAX starts), so it would run the same under either backend of the
+suite: it runs on README's JAX line only (`jax_runs.ONLY_ON_JAX`), once.
 """
 
 import json
@@ -16,7 +17,10 @@ import sys
 
 import numpy as np
 
+from tests.support import jax_runs
 from tests.support.data_parallel_fits import EPOCHS
+
+pytestmark = jax_runs.ONLY_ON_JAX
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
