@@ -13,7 +13,7 @@ from attention_zoo_apps.ehr.record_flags import add_record_arguments
 
 # Config field -> the flags (dests) other than its own name that set it
 # (`--init-from` refuses one given with another value than the model's).
-FIELD_FLAGS = {}
+FIELD_FLAGS = {"use_notes": ("no_notes",)}
 
 
 def train_parser():

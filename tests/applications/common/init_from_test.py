@@ -3,6 +3,7 @@
 
 import json
 import os
+import types
 
 import pytest
 
@@ -106,3 +107,26 @@ def test_init_from_refuses_flags_that_change_the_model(
                    + flags)  # fmt: skip
         assert exited.value.code == 2
         assert expected in capsys.readouterr().err
+
+
+def test_init_from_refuses_no_notes_for_a_model_that_reads_notes(
+    tmp_path, monkeypatch
+):
+    # `--no-notes` sets `use_notes` (ehr's `FIELD_FLAGS`): given against an
+    # export that reads notes, it is refused, not silently dropped.
+    from attention_zoo_apps.commands import train_steps
+    from attention_zoo_apps.common.flag_checks import UsageError
+    from attention_zoo_apps.ehr import flags
+    from attention_zoo_apps.ehr import train as ehr_train
+    from attention_zoo_apps.ehr.config import EHRConfig
+    from attention_zoo_apps.ehr.risk_model import RiskModel
+
+    exported = types.SimpleNamespace(config=EHRConfig(use_notes=True))
+    monkeypatch.setattr(
+        RiskModel, "from_export", classmethod(lambda cls, *a: exported)
+    )
+    argv = ["--init-from", str(tmp_path), "--no-notes"]
+    args, strategy = train_steps.parse_flags(flags.train_parser(), argv)
+    wanted = ehr_train._config(args, synthetic=True)
+    with pytest.raises(UsageError, match="use_notes is True there, False"):
+        train_steps.init_from(RiskModel, args, strategy, wanted)
