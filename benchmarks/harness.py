@@ -23,9 +23,11 @@ every mode is `jax.jit` (XLA).
 import argparse
 import contextlib
 import datetime
+import importlib.metadata
 import io
 import json
 import os
+import platform
 import shlex
 import statistics
 import sys
@@ -145,11 +147,44 @@ def _jsonable(value):
     return value
 
 
+def machine():
+    """What a figure was measured on: the date, the CPU, its cores and the
+    versions of the stack (the pages of docs/benchmarks/ name it)."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as file:
+            names = [
+                line.split(":", 1)[1].strip()
+                for line in file
+                if line.startswith("model name")
+            ]
+        cpu = names[0] if names else cpu
+    versions = {}
+    for package in ("tensorflow", "keras", "jax"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[package] = importlib.metadata.version(package)
+    return {
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "devices": [
+            str(device) for device in keras.distribution.list_devices()
+        ],
+        **versions,
+    }
+
+
 def write_json(out, name, result, **fields):
-    """Writes `OUT/NAME.json`: `fields`, the backend and `result`."""
+    """Writes `OUT/NAME.json`: `fields`, the backend, the `machine()` and
+    `result`."""
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, f"{name}.json")
-    document = {**fields, "backend": BACKEND, "result": _jsonable(result)}
+    document = {
+        **fields,
+        "backend": BACKEND,
+        "machine": machine(),
+        "result": _jsonable(result),
+    }
     with open(path, "w") as file:
         json.dump(document, file, indent=1, default=str)
     return path

@@ -1,0 +1,439 @@
+"""The benchmark pages of the documentation site, made from result files.
+
+    python -m benchmarks.pages [--results DIR] [--out DIR]
+
+Every speed benchmark writes its results with `--out DIR` (`DIR/NAME.json`:
+the command, the backend, the machine and the result, `harness.write_json`).
+The results quoted by the site are kept in `docs/benchmarks/results/`
+(`tensorflow/NAME.json`, `jax/NAME.json`); this script turns them into one
+page per topic, `docs/benchmarks/TOPIC.md`: what the figures mean (the
+`TOPICS` below), then for each result its command, machine and date and
+its tables, made from the file and never typed in. `tests/benchmarks/
+pages_test.py` checks that the committed pages are what this script makes
+from the committed results.
+
+Tables: a list of flat records is one table (its keys are the columns); a
+mapping of such lists is a table per key; a mapping of numbers is a
+two-column table; a list of numbers (a benchmark's raw samples) becomes its
+median and 95th percentile. Times are scaled and named as the section says
+(`Section.unit`).
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "docs", "benchmarks", "results")
+PAGES = os.path.join(ROOT, "docs", "benchmarks")
+BACKENDS = ("tensorflow", "jax")
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One benchmark's results on a page.
+
+    Attributes:
+        name: the benchmark module (`benchmarks/NAME.py`, result
+            `NAME.json`).
+        meaning: one or two sentences: what a figure says.
+        unit: how plain numbers of the result are shown: `("ms", 1e3)`
+            multiplies seconds by 1,000 and names the column "ms"; None
+            shows them as they are (the result's own keys name units).
+        baseline: for a result that maps names to times, the name whose
+            time the others are compared to (a "speed-up vs" column).
+    """
+
+    name: str
+    meaning: str
+    unit: tuple = None
+    baseline: str = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Topic:
+    slug: str
+    title: str
+    intro: str
+    sections: tuple
+
+
+TOPICS = (
+    Topic(
+        "attention-layers",
+        "Attention layers against the Keras built-ins",
+        "Each of our layers against the Keras layer that computes the same "
+        "thing, forward and forward+backward, float32 and mixed_bfloat16, "
+        "in TensorFlow graph mode and XLA (on JAX every mode is `jax.jit`). "
+        "`ratio` is the built-in's fastest mode divided by this row's time: "
+        "above 1, ours is faster than the best the built-in does here.",
+        (
+            Section(
+                "attention_layers_bench",
+                "Bahdanau (`AdditiveAttention`) against `Dense` projections "
+                "and `keras.layers.AdditiveAttention`, Luong dot "
+                "(`BilinearAttention`) against `keras.layers.Attention`.",
+            ),
+            Section(
+                "multi_head_bench",
+                "`MultiHead` self-attention against "
+                "`keras.layers.MultiHeadAttention` with the same sizes.",
+            ),
+            Section(
+                "new_attention_layers_bench",
+                "The layers without a Keras counterpart against the naive "
+                "computation they replace (the baseline of each table).",
+            ),
+            Section(
+                "grouped_query_bench",
+                "Grouped-query and multi-query attention against full "
+                "multi-head attention: the key/value cache's size and one "
+                "decoding step's time.",
+            ),
+        ),
+    ),
+    Topic(
+        "transformer-blocks",
+        "Transformer blocks against keras-hub",
+        "Our pre-norm encoder and decoder blocks against keras-hub's "
+        "`TransformerEncoder`/`TransformerDecoder` with "
+        '`normalize_first=True` (`pip install ".[benchmarks]"`). `ratio` '
+        "as on the attention layers' page.",
+        (
+            Section(
+                "transformer_blocks_bench",
+                "Batch 16, length 64, width 256, 4 heads, feed-forward 1024.",
+            ),
+        ),
+    ),
+    Topic(
+        "decoding",
+        "Decoding and generation loops",
+        "Searches compiled whole (one XLA program for every step) against "
+        "the Python loops of the tutorials, and streaming generation "
+        "against recomputing the receptive field.",
+        (
+            Section(
+                "greedy_decoding_bench",
+                "Milliseconds per batch of 64 sentences of 20 tokens, for "
+                "each way of running the same attention GRU decoder; the "
+                "speed-up is against the tutorial's eager loop.",
+                unit=("ms", 1e3),
+                baseline="(a) eager Python loop",
+            ),
+            Section(
+                "sampling_bench",
+                "Milliseconds per batch of 64 sentences of 20 tokens for "
+                "each way of drawing tokens inside the compiled loop: ours "
+                "(per-row draws; the nucleus found without sorting the "
+                "vocabulary) against the former implementation, and greedy "
+                "search for scale.",
+                unit=("ms", 1e3),
+                baseline="greedy",
+            ),
+            Section(
+                "wavenet_generation_bench",
+                "Milliseconds per generated sample of a WaveNet, streaming "
+                "(cached states, one step per sample) against recomputing "
+                "the whole receptive field for each sample; the fair "
+                "speed-up is against the fastest naive mode.",
+            ),
+        ),
+    ),
+    Topic(
+        "training",
+        "Training throughput",
+        "Examples per second of a training epoch: our builders against the "
+        "same model made of Keras built-ins, the JAX backend against "
+        "TensorFlow, and `--strategy mirrored` on two logical CPU devices.",
+        (
+            Section(
+                "translation_training_bench",
+                "`build_rnn_translator` against the same model from Keras "
+                "built-ins.",
+            ),
+            Section(
+                "jax_training_throughput",
+                "Each application's training step on JAX against TensorFlow.",
+            ),
+            Section(
+                "mirrored_throughput",
+                "Each application with `--strategy mirrored` against the "
+                "default strategy.",
+            ),
+        ),
+    ),
+    Topic(
+        "serving",
+        "Exports and serving",
+        "The latency of each application's exported SavedModel called in "
+        "process, and `attention-zoo serve` under load and under faults.",
+        (
+            Section(
+                "export_latency",
+                "Milliseconds per call of each export, median and 95th "
+                "percentile of interleaved calls; a row is application / "
+                "`jit_compile` of the export / batch size.",
+                unit=("ms", 1e3),
+            ),
+            Section(
+                "serving_load",
+                "Requests per second and latency percentiles of the "
+                "server, per protocol, batching and number of clients.",
+            ),
+            Section(
+                "serving_faults",
+                "What clients saw while the server was killed, restarted "
+                "or given a new version.",
+            ),
+        ),
+    ),
+)
+
+
+# -- tables ------------------------------------------------------------------
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value == 0 or abs(value) >= 100:
+        return f"{value:,.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def _is_ratio(key):
+    return key in ("ratio", "speedup") or key.startswith("speed-up")
+
+
+def _cell(key, value, unit):
+    if _is_ratio(key) and isinstance(value, (int, float)):
+        return f"{value:.2f}x" if abs(value) < 100 else f"{value:,.0f}x"
+    if _is_samples(value, unit):
+        return _summary(value, unit)
+    if isinstance(value, (dict, list)):
+        return f"`{json.dumps(value)}`"
+    return _number(value)
+
+
+def _scaled(value, scale):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return scale * value if number else value
+
+
+def _summary(samples, unit):
+    name, scale = unit or ("", 1)
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    median = statistics.median(ordered)
+    return f"{_number(scale * median)} / {_number(scale * p95)} {name}".strip()
+
+
+def _table(header, rows):
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("| " + " | ".join("---" for _ in header) + " |")
+    for row in rows:
+        cells = [str(cell).replace("|", "\\|") for cell in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _is_records(value):
+    return (
+        isinstance(value, list)
+        and value
+        and all(isinstance(row, dict) for row in value)
+    )
+
+
+def _records_table(records, unit):
+    header = []
+    for record in records:
+        header += [key for key in record if key not in header]
+    rows = [
+        [_cell(key, record.get(key, ""), unit) for key in header]
+        for record in records
+    ]
+    return _table(header, rows)
+
+
+def _is_scalar(value):
+    return not isinstance(value, (dict, list))
+
+
+def _is_samples(value, unit):
+    return (
+        unit is not None
+        and isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, (int, float)) for v in value)
+    )
+
+
+def _cell_like(value):
+    """A scalar, or a list or mapping of scalars (shown inline)."""
+    if isinstance(value, dict):
+        return all(_is_scalar(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_is_scalar(v) for v in value)
+    return True
+
+
+def _flat(value):
+    """A mapping whose values are table cells."""
+    return isinstance(value, dict) and all(
+        _cell_like(v) for v in value.values()
+    )
+
+
+def tables(result, unit=None, baseline=None):
+    """Markdown for one benchmark's `result` (see the module's doc)."""
+    if _is_records(result):
+        return _records_table(result, unit)
+    if isinstance(result, dict) and all(
+        _is_scalar(v) or _is_samples(v, unit) for v in result.values()
+    ):
+        name, scale = unit or ("value", 1)
+        samples = any(isinstance(v, list) for v in result.values())
+        header = ["", f"median / p95 {name}" if samples else name]
+        if baseline is not None:
+            header.append(f"speed-up vs {baseline}")
+        rows = []
+        for key, value in result.items():
+            row = [key, _cell("", _scaled(value, scale), unit)]
+            if baseline is not None:
+                row.append(_cell("ratio", result[baseline] / value, unit))
+            rows.append(row)
+        return _table(header, rows)
+    if isinstance(result, dict) and all(_flat(v) for v in result.values()):
+        # A mapping of flat mappings: a row each, named by its key.
+        return _records_table(
+            [{"": key, **value} for key, value in result.items()], unit
+        )
+    if isinstance(result, dict):
+        return "\n\n".join(
+            f"**{key}**\n\n{tables(value, unit)}"
+            for key, value in result.items()
+        )
+    return f"`{json.dumps(result)}`"
+
+
+# -- pages -------------------------------------------------------------------
+
+
+def read_results(directory=RESULTS):
+    """`{(backend, name): document}` of every result file there."""
+    found = {}
+    for backend in BACKENDS:
+        folder = os.path.join(directory, backend)
+        if not os.path.isdir(folder):
+            continue
+        for file in sorted(os.listdir(folder)):
+            if file.endswith(".json"):
+                with open(os.path.join(folder, file)) as handle:
+                    found[(backend, file[: -len(".json")])] = json.load(handle)
+    return found
+
+
+def _machine(document):
+    machine = document.get("machine", {})
+    versions = ", ".join(
+        f"{package} {machine[package]}"
+        for package in ("tensorflow", "keras", "jax")
+        if package in machine
+    )
+    return (
+        f"{machine.get('date', 'date unknown')}, "
+        f"{machine.get('cpu', 'CPU unknown')} "
+        f"({machine.get('cores', '?')} cores), {versions}"
+    )
+
+
+def page(topic, results):
+    """The Markdown of `topic`'s page from `results` (`read_results`)."""
+    parts = [
+        f"# {topic.title}",
+        "<!-- Made by `python -m benchmarks.pages` from "
+        "docs/benchmarks/results/: edit the results or the script, not "
+        "this page. -->",
+        topic.intro,
+    ]
+    for section in topic.sections:
+        runs = [b for b in BACKENDS if (b, section.name) in results]
+        parts.append(f"## `{section.name}`")
+        parts.append(section.meaning)
+        if not runs:
+            parts.append(
+                "No result file yet: run the command of the benchmark's "
+                f"docstring (`benchmarks/{section.name}.py`) with "
+                "`--out docs/benchmarks/results/BACKEND`."
+            )
+        for backend in runs:
+            document = results[(backend, section.name)]
+            command = f"KERAS_BACKEND={backend} {document['command']}"
+            parts.append(f"### {backend}")
+            parts.append(f"```bash\n{command}\n```")
+            parts.append(f"Measured {_machine(document)}.")
+            parts.append(
+                tables(document["result"], section.unit, section.baseline)
+            )
+    return "\n\n".join(parts) + "\n"
+
+
+def index(results):
+    """The pages' index: each topic with its benchmarks."""
+    lines = [
+        "# Benchmarks",
+        "<!-- Made by `python -m benchmarks.pages`. -->",
+        "Speed figures of this library, each measured side by side with "
+        "what it is compared to, in one run: candidates are timed in "
+        "alternation (A, B, A, B, ...) and each figure is a median "
+        "(`benchmarks/harness.py`). The machines are noisy: trust ratios "
+        "to about 10%, not absolute times. Each page gives the command "
+        "that reproduces a table and the machine it was measured on; "
+        "earlier figures are in git's history of these files.",
+    ]
+    rows = []
+    for topic in TOPICS:
+        for section in topic.sections:
+            backends = [b for b in BACKENDS if (b, section.name) in results]
+            rows.append(
+                [
+                    f"[{topic.title}]({topic.slug}.md)",
+                    f"`{section.name}`",
+                    ", ".join(backends) or "not yet run",
+                ]
+            )
+    lines.append(_table(["page", "benchmark", "measured on"], rows))
+    return "\n\n".join(lines) + "\n"
+
+
+def make_pages(results):
+    """`{file name: Markdown}` of every page."""
+    pages = {"index.md": index(results)}
+    for topic in TOPICS:
+        pages[f"{topic.slug}.md"] = page(topic, results)
+    return pages
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.pages", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--results", default=RESULTS)
+    parser.add_argument("--out", default=PAGES)
+    args = parser.parse_args(argv)
+    for name, text in make_pages(read_results(args.results)).items():
+        with open(os.path.join(args.out, name), "w") as file:
+            file.write(text)
+        print(os.path.join(args.out, name))
+
+
+if __name__ == "__main__":
+    main()
