@@ -23,7 +23,8 @@ import argparse
 import dataclasses
 import json
 import os
-import statistics
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "docs", "benchmarks", "results")
@@ -228,10 +229,10 @@ def _scaled(value, scale):
 
 
 def _summary(samples, unit):
+    """Median / 95th percentile, as `export_latency` prints them
+    (`np.percentile`, linear between ranks)."""
     name, scale = unit or ("", 1)
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    median = statistics.median(ordered)
+    median, p95 = np.percentile(samples, [50, 95])
     return f"{_number(scale * median)} / {_number(scale * p95)} {name}".strip()
 
 
