@@ -8,21 +8,19 @@ and the export (`export.TranslationServingModule`, which
 `Translator.export` writes). The package itself holds
 only `APPLICATION`, so that reading it does not start TensorFlow;
 `Translator` and `TranslationConfig`, which README documented here, are
-imported from their modules when first read (`__getattr__`).
+the descriptor's bundle and config classes, imported when first read
+(`__getattr__`).
 """
-
-import importlib
 
 from attention_zoo_apps.application import Application
 
-_MODULE_OF = {"Translator": "translator", "TranslationConfig": "config"}
-
 
 def __getattr__(name):
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_MODULE_OF[name]}")
-    return getattr(module, name)
+    if name == "Translator":
+        return APPLICATION.bundle_class()
+    if name == "TranslationConfig":
+        return APPLICATION.config_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 APPLICATION = Application(
