@@ -23,12 +23,11 @@ class _SameModule(importlib.abc.Loader):
 
     def __init__(self, target):
         self.target = target
-        self.module = None
 
     def create_module(self, spec):
-        self.module = importlib.import_module(self.target)
-        self.spec = self.module.__spec__
-        return self.module
+        module = importlib.import_module(self.target)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module):
         module.__spec__ = self.spec  # the import system set the alias's
