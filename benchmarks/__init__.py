@@ -1,4 +1,5 @@
-"""Speed benchmarks: side-by-side timings, recorded in BENCHMARKS.md.
+"""Speed benchmarks: side-by-side timings, shown by the site's benchmark
+pages (`python -m benchmarks.pages`, from `docs/benchmarks/results/`).
 
 Run from the repository root as `python -m benchmarks.NAME [--out DIR]`.
 What two benchmarks share is in `harness` (flags, compiling for the

@@ -257,7 +257,7 @@ def load_runners(app, args, directory):
 
 
 def print_table(apps, batch, loaded, samples):
-    """The Markdown table of BENCHMARKS.md."""
+    """The Markdown table it prints."""
     print(
         f"\n| application | jit | batch 1 p50 ms | batch 1 p95 ms | "
         f"batch {batch} p50 ms | batch {batch} p95 ms | ms/example at "

@@ -122,7 +122,7 @@ def main(argv=None):
     parser.add_argument("--source-length", type=int, default=20)
     parser.add_argument(
         "--vocabulary-size",
-        "--vocab-size",  # the flag's former name (BENCHMARKS.md uses it)
+        "--vocab-size",  # the flag's former name, kept as an alias
         dest="vocabulary_size",
         type=int,
         default=8000,

@@ -9,7 +9,7 @@ every mode is `jax.jit` (XLA).
   `serving_parser`: those of the two serving benchmarks);
   `run(__file__, parser, body, argv)`: `body(args)`, and with `--out DIR`
   what it printed as `DIR/NAME.txt` and what it returned as
-  `DIR/NAME.json` (`write_json`), the files BENCHMARKS.md quotes.
+  `DIR/NAME.json` (`write_json`), the files the benchmark pages show.
 - `compiled(fn, mode)`: `fn` compiled for the current backend.
 - `interleaved_samples`, `median_times`: runners timed in alternation.
 - `make_runner`, `compare`, `same_mode_ratios`: a layer's forward (and
@@ -89,6 +89,13 @@ def serving_parser(doc, name, batching, out_help):
     return result
 
 
+def command_line(name, argv=None):
+    """The command that runs benchmark `name` with `argv` (by default this
+    process's arguments), as the result files record it."""
+    arguments = sys.argv[1:] if argv is None else argv
+    return shlex.join(["python", "-m", f"benchmarks.{name}", *arguments])
+
+
 def run(script, argument_parser, body, argv=None):
     """Parses `argv`, returns `body(args)`; with `--out DIR`, also writes
     `DIR/NAME.txt` (the command line, then all that was printed) and
@@ -98,8 +105,7 @@ def run(script, argument_parser, body, argv=None):
     if not getattr(args, "out", None):
         return body(args)
     name = os.path.splitext(os.path.basename(script))[0]
-    arguments = sys.argv[1:] if argv is None else argv
-    command = shlex.join(["python", "-m", f"benchmarks.{name}", *arguments])
+    command = command_line(name, argv)
     printed = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         result = body(args)

@@ -45,12 +45,16 @@ class Section:
             shows them as they are (the result's own keys name units).
         baseline: for a result that maps names to times, the name whose
             time the others are compared to (a "speed-up vs" column).
+        notes: short paragraphs shown after the tables: why the figures
+            are what they are, and what was tried and dropped (the
+            findings of earlier runs, which git's history keeps).
     """
 
     name: str
     meaning: str
     unit: tuple = None
     baseline: str = None
+    notes: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,11 +80,54 @@ TOPICS = (
                 "Bahdanau (`AdditiveAttention`) against `Dense` projections "
                 "and `keras.layers.AdditiveAttention`, Luong dot "
                 "(`BilinearAttention`) against `keras.layers.Attention`.",
+                notes=(
+                    "`AdditiveAttention` contracts the `(B, Tq, Tv, units)`"
+                    " tanh with its scoring vector as one matmul against a "
+                    "`(units, 1)` column, where the tutorial composition "
+                    "(and Keras) computes `scale * tanh(...)` and sums: two"
+                    " passes over the 4-D tensor and a 4-D gradient for "
+                    "`scale`. Under mixed precision that 4-D part runs in "
+                    "float32, which was 1.3-2x faster than bfloat16 "
+                    "element-wise work on this CPU and gives the softmax "
+                    "float32 scores for free. An einsum `bqtu,u->bqt` and a"
+                    " reshape to 2-D were tried and were slower "
+                    "forward+backward.",
+                    "`BilinearAttention(dot)` is at parity with "
+                    "`keras.layers.Attention` although its softmax runs in "
+                    "float32 under mixed_bfloat16 (Keras's runs in "
+                    "bfloat16): the einsum `bqd,bkd->bqk` saves the "
+                    "explicit transpose of `matmul(q, swapaxes(k))`. "
+                    "Casting query and key to float32 for the scores was "
+                    "tried and was slower.",
+                ),
             ),
             Section(
                 "multi_head_bench",
                 "`MultiHead` self-attention against "
                 "`keras.layers.MultiHeadAttention` with the same sizes.",
+                notes=(
+                    "On a CPU, `ops.dot_product_attention` is plain einsums"
+                    " over `(B, T, H, D)` with a scaled float32 copy of the"
+                    " scores and a full-size mask. `MultiHead` takes an "
+                    "explicit path there (transpose to `(B, H, T, D)`, "
+                    "batched `matmul`, float32 `masked_softmax`, `matmul`),"
+                    " measured 1.1-1.4x faster on TensorFlow and 1.6x "
+                    "forward on JAX, and uses `ops.dot_product_attention` "
+                    "only when an accelerator is present (flash and cuDNN "
+                    "kernels). `1/sqrt(key_dim)` is folded into the query "
+                    "kernel and bias instead of scaling the scores, and "
+                    "each projection is one 2-D `matmul`.",
+                    "Tried and dropped (within noise or slower): einsum "
+                    "projections, `matmul` on 3-D inputs, einsum attention "
+                    "on `(B, T, H, D)`, one fused key/value projection "
+                    "(faster forward, slower backward) and the whole "
+                    "attention core in float32 under mixed_bfloat16. "
+                    "mixed_bfloat16 forward is the tightest comparison: "
+                    "both layers spend most of the attention time casting "
+                    "the scores to float32 and back around the softmax. On "
+                    "the TensorFlow backend XLA is slower than graph mode "
+                    "for both layers.",
+                ),
             ),
             Section(
                 "new_attention_layers_bench",
@@ -106,6 +153,13 @@ TOPICS = (
             Section(
                 "transformer_blocks_bench",
                 "Batch 16, length 64, width 256, 4 heads, feed-forward 1024.",
+                notes=(
+                    "Same-mode ratios are parity within the noise of this "
+                    "machine. On this CPU XLA is not faster than graph mode"
+                    " at these shapes, and mixed_bfloat16 helps graph mode "
+                    "only; on a GPU the fused attention kernel and XLA may "
+                    "change that.",
+                ),
             ),
         ),
     ),
@@ -123,6 +177,24 @@ TOPICS = (
                 "speed-up is against the tutorial's eager loop.",
                 unit=("ms", 1e3),
                 baseline="(a) eager Python loop",
+                notes=(
+                    "At batch 64 and a vocabulary of 8,000 the eager loop "
+                    "is already mostly arithmetic (the `64 x 512 x 8000` "
+                    "logits matmul and the GRU at each of 20 steps, about "
+                    "16 GFLOP). Compiling the loop whole removes per-op "
+                    "dispatch and the repeated key projection, and the "
+                    "arithmetic left bounds the speed-up near 3-4x on 2 "
+                    "cores. Where dispatch dominates (batch 8, vocabulary "
+                    "1,000: `--batch-size 8 --vocabulary-size 1000`) the "
+                    "compiled loop measured 8.7x faster than the eager one;"
+                    " it also builds one `while` loop whatever the length, "
+                    "and it exports.",
+                    "Decoding under mixed_bfloat16 (`--bfloat16`) was "
+                    "tried: tokens agree with float32 on 99-100% of "
+                    "positions, but neither XLA's CPU backend nor graph "
+                    "mode makes bfloat16 matmuls of this size faster on "
+                    "this CPU, so the speed-up stays the same.",
+                ),
             ),
             Section(
                 "sampling_bench",
@@ -133,6 +205,23 @@ TOPICS = (
                 "search for scale.",
                 unit=("ms", 1e3),
                 baseline="greedy",
+                notes=(
+                    "Ours draws each token as `argmax(logits / T + g)` with"
+                    " Gumbel noise hashed from (row seed, step, token id) "
+                    "(`decoding.counter_random`), so a row's sample does "
+                    "not depend on the rest of the batch, the padding, the "
+                    "backend or the compiler: an export serves repeatable "
+                    "samples under TF Serving's batching. The former draw "
+                    "was `keras.random.categorical` over the whole "
+                    "vocabulary.",
+                    "The former top-p sorted all 8,000 logits of every row "
+                    "at every step (`ops.top_k` with `k = V`). `top_p_mask`"
+                    " finds the same nucleus without sorting, by bisection "
+                    "over the probabilities' float32 bits (31 masked sums "
+                    "per step), ties at the boundary included (tested "
+                    "against a NumPy nucleus). Top-k stays cheap: a `top_k`"
+                    " of 50 per row.",
+                ),
             ),
             Section(
                 "wavenet_generation_bench",
@@ -140,6 +229,21 @@ TOPICS = (
                 "(cached states, one step per sample) against recomputing "
                 "the whole receptive field for each sample; the fair "
                 "speed-up is against the fastest naive mode.",
+                notes=(
+                    "One streamed sample costs one evaluation of each layer"
+                    " (about 6 MFLOP) instead of the whole stack over the "
+                    "receptive field (about 18 GFLOP). At batch 1 each step"
+                    " is about 90 matrix-vector products over 12 MB of "
+                    "weights, so it is bound by memory traffic, not "
+                    "arithmetic: mixed_bfloat16 (half the bytes) helps "
+                    "under XLA. Plain graph mode pays TensorFlow's per-op "
+                    "cost for the ~500 ops of every step, and more under "
+                    "mixed_bfloat16, where the weight casts are redone at "
+                    "every step: compile generation with XLA. The naive "
+                    "forward pass is often fastest in graph mode (oneDNN "
+                    "convolutions), hence the comparison with its best "
+                    "mode.",
+                ),
             ),
         ),
     ),
@@ -154,15 +258,46 @@ TOPICS = (
                 "translation_training_bench",
                 "`build_rnn_translator` against the same model from Keras "
                 "built-ins.",
+                notes=(
+                    "The two models have the same parameters. On this CPU "
+                    "XLA is slower than graph mode for both (recurrent "
+                    "layers, large matmuls), which is why Keras's "
+                    '`jit_compile="auto"` picks graph mode here.',
+                ),
             ),
             Section(
                 "jax_training_throughput",
                 "Each application's training step on JAX against TensorFlow.",
+                notes=(
+                    'TensorFlow\'s `jit_compile="auto"` is graph mode on a '
+                    "CPU-only machine, while JAX's `fit` is always "
+                    "`jax.jit`. At these small sizes each step is a few "
+                    "milliseconds of arithmetic, so per-op dispatch weighs "
+                    "and XLA's fusion of the whole step pays. Captioning "
+                    "trains a CNN encoder from scratch, where TensorFlow's "
+                    "oneDNN convolutions and batch norm are ahead; with the"
+                    " encoder frozen JAX was faster there too.",
+                    "JAX pays at warm-up: each distinct batch shape is one "
+                    "compilation of several seconds. The translator "
+                    "therefore pads each batch's lengths up to a multiple "
+                    "of 8 on JAX "
+                    "(`make_translation_dataset(length_multiple=8)`), which"
+                    " took 8 batches from 7 shapes to 1.",
+                ),
             ),
             Section(
                 "mirrored_throughput",
                 "Each application with `--strategy mirrored` against the "
                 "default strategy.",
+                notes=(
+                    "The two logical devices share the same two cores, so "
+                    "nothing is gained by splitting a step, and the "
+                    "strategy adds its own cost (a distributed iterator per"
+                    " epoch, per-replica steps, the gradient all-reduce); "
+                    "part of it is per epoch, so longer epochs narrow the "
+                    "gap. These rows are the strategy's overhead; the "
+                    "speed-up needs one accelerator per replica.",
+                ),
             ),
         ),
     ),
@@ -178,16 +313,64 @@ TOPICS = (
                 "percentile of interleaved calls; a row is application / "
                 "`jit_compile` of the export / batch size.",
                 unit=("ms", 1e3),
+                notes=(
+                    "XLA exports pay up front: each new input shape "
+                    "compiles for seconds, where a graph export's first "
+                    "call costs well under a second. So an XLA export needs"
+                    " a warm-up over the shapes it will see; captioning and"
+                    " EHR pad batches to bucketed sizes, and EHR pads event"
+                    " and note lengths to multiples of 16, which keeps the "
+                    "shapes few. On a CPU the export default "
+                    "(`jit_compile=None`) is off, because TF Serving runs "
+                    "XLA on CPU only with "
+                    "`--xla_cpu_compilation_enabled=true`; a server that "
+                    "loads the SavedModel in process can take XLA.",
+                ),
             ),
             Section(
                 "serving_load",
                 "Requests per second and latency percentiles of the "
                 "server, per protocol, batching and number of clients.",
+                notes=(
+                    "Throughput is the CPU the server gets divided by its "
+                    "CPU per request. Batching cuts the model's CPU per "
+                    "request, but each request also costs a fixed 0.7-2 CPU"
+                    " ms of Python front-end work (grpcio or aiohttp, JSON "
+                    "or TensorProto conversion, thread hand-offs) that "
+                    "batching does not share and that runs under the GIL. "
+                    "The `echo` export (`--apps echo`, a model that costs "
+                    "nothing) measures that ceiling. On 2 cores shared with"
+                    " the clients this bounds entailment and EHR to a few "
+                    "hundred requests/s with or without batching; a C++ "
+                    "front end (TF Serving itself) or more cores would be "
+                    "needed for more.",
+                    "Requests reach the batcher one at a time through that "
+                    "front end, so batches stay small; a longer "
+                    "`batch_timeout_micros` makes bigger batches but not "
+                    "more requests/s, and a timeout of 0 adds no latency to"
+                    " a lone client. Captioning is bound by its encoder, "
+                    "whose cost grows with the batch. Batching also cuts "
+                    "the p99 latency under many clients: batches are served"
+                    " in order, where without batching requests wait their "
+                    "turn among concurrent signature calls.",
+                ),
             ),
             Section(
                 "serving_faults",
                 "What clients saw while the server was killed, restarted "
                 "or given a new version.",
+                notes=(
+                    "A kill's failures are connection errors or gRPC "
+                    "`UNAVAILABLE`, never a wrong answer; the time to be "
+                    "answered again is mostly the new server's start-up "
+                    "(importing TensorFlow, loading). A new version written"
+                    " atomically (`attention_zoo.export.atomic_directory`) "
+                    "is picked up with no failed request, and a corrupt one"
+                    " is reported in the version's status while version 1 "
+                    "keeps answering. gRPC clients can take up to a second "
+                    "longer than REST ones to be answered again after a "
+                    "kill (the channels' reconnect backoff).",
+                ),
             ),
         ),
     ),
@@ -384,6 +567,9 @@ def page(topic, results):
             parts.append(
                 tables(document["result"], section.unit, section.baseline)
             )
+        if section.notes:
+            parts.append("### Why")
+            parts.extend(section.notes)
     return "\n\n".join(parts) + "\n"
 
 

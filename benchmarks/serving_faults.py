@@ -1,6 +1,6 @@
 """`attention-zoo serve`'s faults under load: requests sent, failed, wrong.
 
-Run from the repository root (the figures of BENCHMARKS.md):
+Run from the repository root (the figures of the site's serving page):
 
     python -m benchmarks.serving_faults
     python -m benchmarks.serving_faults --protocols grpc --batching off \\
@@ -424,7 +424,11 @@ def main(argv=None):
                 print(_row(row), flush=True)
     if args.out:
         harness.write_json(
-            args.out, "serving_faults", rows, arguments=vars(args)
+            args.out,
+            "serving_faults",
+            rows,
+            command=harness.command_line("serving_faults", argv),
+            arguments=vars(args),
         )
     bad = [
         r

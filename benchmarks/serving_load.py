@@ -1,6 +1,6 @@
 """`attention-zoo serve` under load: requests/s and latency (issue 19).
 
-Run from the repository root (the figures of BENCHMARKS.md):
+Run from the repository root (the figures of the site's serving page):
 
     python -m benchmarks.serving_load --rounds 3 --seconds 4 --warmup 1
     python -m benchmarks.serving_load --apps entailment --clients 1 8 \\
@@ -614,7 +614,7 @@ def check_server(server, application, rest_bodies, grpc_bodies, expected):
         channel.close()
 
 
-def measure(args):
+def measure(args, command=None):
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     context = multiprocessing.get_context("spawn")
@@ -636,11 +636,11 @@ def measure(args):
             results["applications"][application] = measure_application(
                 application, args, out, here
             )
-            _write(out, results)
+            _write(out, results, command)
     finally:
         here.send(None)
         clients.join(60)
-    _write(out, results)
+    _write(out, results, command)
     print_summary(results, args)
     return results
 
@@ -813,8 +813,8 @@ def print_summary(results, args):
             )
 
 
-def _write(out, results):
-    harness.write_json(out, "serving_load", results)
+def _write(out, results, command):
+    harness.write_json(out, "serving_load", results, command=command)
 
 
 def parse_arguments(argv=None):
@@ -850,7 +850,7 @@ def parse_arguments(argv=None):
 
 
 def main(argv=None):
-    measure(parse_arguments(argv))
+    measure(parse_arguments(argv), harness.command_line("serving_load", argv))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 learn (accuracy, BLEU, AUROC, faithfulness), not how fast they run.
 
 Run from the repository root as `python -m experiments.NAME`; the results
-are recorded in BENCHMARKS.md. Speed benchmarks are in `benchmarks/`, the
-release tool that builds the shipped models in `release/`.
+are recorded in the site's model-quality pages (`docs/quality/`). Speed
+benchmarks are in `benchmarks/`, the release tool that builds the shipped
+models in `release/`.
 """
 
 import os

@@ -20,7 +20,7 @@ defaults), split 80/10/10 by group (seed 0), and on the test split:
 - synthetic only: each method's top-3 recall of the planted risk codes,
   over the test patients with one.
 
-Prints Markdown tables for BENCHMARKS.md.
+Prints Markdown tables (the site's EHR quality page, `docs/quality/ehr.md`).
 """
 
 import argparse

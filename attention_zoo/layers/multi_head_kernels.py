@@ -29,7 +29,7 @@ def fused_kernel_is_faster():
     Yes on accelerators (flash / cuDNN kernels). On CPU both backends lower
     it to einsums over `(B, T, H, D)` with a scaled copy of the scores and a
     full-size mask, which `explicit_attention` beats by 1.1-1.6x (see
-    BENCHMARKS.md, "MultiHead vs `keras.layers.MultiHeadAttention`").
+    docs/benchmarks/attention-layers.md, `multi_head_bench`).
     """
     devices = keras.distribution.list_devices()
     return any(not device.lower().startswith("cpu") for device in devices)

@@ -32,7 +32,8 @@ cells looked at while emitting it: the decoder may read an object early
 and name it later. With the mixture, a word is likely only where the
 attention lands on cells that predict it, so the heatmap of each word
 shows what it names. The cost is a `(B, L, V)` per-position logit table
-per image and an `(N, L, V)` softmax per step (see BENCHMARKS.md).
+per image and an `(N, L, V)` softmax per step (see
+docs/quality/captioning.md).
 
 `attention=None` gives the no-attention baseline: `z_t` is the mean
 feature at every step (and no gate).

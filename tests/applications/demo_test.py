@@ -239,7 +239,7 @@ def test_full_demo(tmp_path, capsys):
     # inside the object a colour or shape word names for most of those
     # words (measured: BLEU-4 93, exact 81 %, 90 % of 1,200 words against
     # 14 % for an argmax drawn at random; the paper's deep output stays
-    # near 73 %, BENCHMARKS.md).
+    # near 73 %, docs/quality/captioning.md).
     captioning = rows["captioning"]["metrics"]
     assert captioning["bleu_4"] > 80 and captioning["exact_match"] > 0.6
     assert captioning["localised_words"] > 200

@@ -14,7 +14,7 @@ from tests.support import tiny_runs
 # Application -> (generated training examples, config changes) of the
 # exported model: a few epochs of tiny models, whose loss on new examples
 # falls to about 0.87 of a fresh model's (the shipped models', to a small
-# share: see BENCHMARKS.md).
+# share: see docs/quality/fine-tuning.md).
 TRAINING = {
     "translation": (300, dict(epochs=6)),
     "entailment": (
