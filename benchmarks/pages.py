@@ -393,7 +393,9 @@ def _number(value):
 
 
 def _is_ratio(key):
-    return key in ("ratio", "speedup") or key.startswith("speed-up")
+    last = key.rsplit(" ", 1)[-1]  # a spread column: "KEY SUBKEY"
+    names = ("ratio", "ratios", "speedup")
+    return key.startswith("speed-up") or key in names or last in names
 
 
 def _cell(key, value, unit):
@@ -401,6 +403,8 @@ def _cell(key, value, unit):
         return f"{value:.2f}x" if abs(value) < 100 else f"{value:,.0f}x"
     if _is_samples(value, unit):
         return _summary(value, unit)
+    if isinstance(value, list) and all(_is_scalar(v) for v in value):
+        return ", ".join(_cell(key, v, unit) for v in value)
     if isinstance(value, (dict, list)):
         return f"`{json.dumps(value)}`"
     return _number(value)
@@ -436,7 +440,21 @@ def _is_records(value):
     )
 
 
+def _flattened(record):
+    """`record` with each mapping of scalars spread into columns named
+    "KEY SUBKEY"."""
+    flat = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and all(map(_is_scalar, value.values())):
+            for sub, item in value.items():
+                flat[f"{key} {sub}"] = item
+        else:
+            flat[key] = value
+    return flat
+
+
 def _records_table(records, unit):
+    records = [_flattened(record) for record in records]
     header = []
     for record in records:
         header += [key for key in record if key not in header]

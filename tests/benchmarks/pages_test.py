@@ -82,6 +82,23 @@ def test_speed_ups_read_as_ratios():
     assert "| 0.90x |" in pages.tables([{"ratio": 0.8975}])
 
 
+def test_nested_figures_spread_into_columns():
+    text = pages.tables(
+        {
+            "ehr": {
+                "ratios": [1.28, 1.65],
+                "jax": {"examples_per_s": 7105.1, "shapes": 1},
+                "speed-up (same mode)": 53.12,
+            }
+        }
+    )
+    lines = text.splitlines()
+    assert lines[0] == (
+        "|  | ratios | jax examples_per_s | jax shapes | speed-up (same mode) |"
+    )
+    assert lines[2] == "| ehr | 1.28x, 1.65x | 7,105.1 | 1 | 53.12x |"
+
+
 def test_the_pages_name_the_command_and_the_machine(tmp_path):
     folder = tmp_path / "tensorflow"
     folder.mkdir()
