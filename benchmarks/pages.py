@@ -48,6 +48,10 @@ class Section:
         notes: short paragraphs shown after the tables: why the figures
             are what they are, and what was tried and dropped (the
             findings of earlier runs, which git's history keeps).
+        hidden: keys of the result left out of the tables, at any depth
+            (details kept for debugging, such as error texts).
+        view: a function of the result giving what the tables show
+            (medians of rounds, say), or None for the result itself.
     """
 
     name: str
@@ -55,6 +59,8 @@ class Section:
     unit: tuple = None
     baseline: str = None
     notes: tuple = ()
+    hidden: tuple = ()
+    view: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +69,51 @@ class Topic:
     title: str
     intro: str
     sections: tuple
+
+
+# -- views of results ------------------------------------------------------
+
+
+def median_cells(cells):
+    """`serving_load`'s cells of several rounds merged: medians of the
+    figures, sums of the errors, a row per (protocol, clients, batching)."""
+    merged = {}
+    for cell in cells:
+        key = (cell["protocol"], cell["clients"], cell["batching"])
+        merged.setdefault(key, []).append(cell)
+    rows = []
+    for (protocol, clients, batching), group in merged.items():
+        row = {"protocol": protocol, "clients": clients, "batching": batching}
+        for name in (
+            "requests_per_s",
+            "p50_ms",
+            "p99_ms",
+            "mean_batch_size",
+            "server_cpu_percent",
+            "client_cpu_percent",
+            "server_cpu_ms_per_request",
+            "load_average",
+        ):
+            row[name] = float(np.median([cell[name] for cell in group]))
+        row["errors"] = sum(cell["errors"] for cell in group)
+        row["wrong"] = sum(cell["wrong"] for cell in group)
+        rows.append(row)
+    return rows
+
+
+def _serving_load_view(result):
+    """Per application: the export called in process, then the served
+    cells as medians over the rounds."""
+    return {
+        application: {
+            "in process": found["ceiling"],
+            "served (medians of the rounds)": sorted(
+                median_cells(found["cells"]),
+                key=lambda r: (r["protocol"], r["clients"], r["batching"]),
+            ),
+        }
+        for application, found in result["applications"].items()
+    }
 
 
 TOPICS = (
@@ -331,6 +382,7 @@ TOPICS = (
                 "serving_load",
                 "Requests per second and latency percentiles of the "
                 "server, per protocol, batching and number of clients.",
+                view=_serving_load_view,
                 notes=(
                     "Throughput is the CPU the server gets divided by its "
                     "CPU per request. Batching cuts the model's CPU per "
@@ -358,7 +410,13 @@ TOPICS = (
             Section(
                 "serving_faults",
                 "What clients saw while the server was killed, restarted "
-                "or given a new version.",
+                "or given a new version. `answered_after_s` is seconds from "
+                "the fault to its effect: the restarted server's first "
+                "answer after a kill, version 2's first answer after its "
+                "rename into place, version 2's status reading END with its "
+                "error for a corrupt one; `all_answered_after_s` lasts until "
+                "every client had such an answer.",
+                hidden=("wrong_examples", "version_2_error"),
                 notes=(
                     "A kill's failures are connection errors or gRPC "
                     "`UNAVAILABLE`, never a wrong answer; the time to be "
@@ -494,6 +552,17 @@ def _flat(value):
     )
 
 
+def _without(value, hidden):
+    """`value` without the keys `hidden`, at any depth."""
+    if isinstance(value, dict):
+        return {
+            k: _without(v, hidden) for k, v in value.items() if k not in hidden
+        }
+    if isinstance(value, list):
+        return [_without(v, hidden) for v in value]
+    return value
+
+
 def tables(result, unit=None, baseline=None):
     """Markdown for one benchmark's `result` (see the module's doc)."""
     if _is_records(result):
@@ -557,6 +626,11 @@ def _machine(document):
     )
 
 
+def _viewed(section, document):
+    result = document["result"]
+    return result if section.view is None else section.view(result)
+
+
 def page(topic, results):
     """The Markdown of `topic`'s page from `results` (`read_results`)."""
     parts = [
@@ -583,7 +657,11 @@ def page(topic, results):
             parts.append(f"```bash\n{command}\n```")
             parts.append(f"Measured {_machine(document)}.")
             parts.append(
-                tables(document["result"], section.unit, section.baseline)
+                tables(
+                    _without(_viewed(section, document), section.hidden),
+                    section.unit,
+                    section.baseline,
+                )
             )
         if section.notes:
             parts.append("### Why")

@@ -78,6 +78,7 @@ from attention_zoo.export import atomic_directory  # noqa: E402
 from attention_zoo.serving.process import ServerProcess  # noqa: E402
 from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
 from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from benchmarks import rest_client  # noqa: E402
 
 ROOT = harness.ROOT  # the repository root
@@ -751,33 +752,6 @@ def _ceiling_line(ceiling):
     )
 
 
-def _median_cells(cells):
-    """Cells of several rounds merged: medians of the figures, sums of
-    the errors."""
-    merged = {}
-    for cell in cells:
-        key = (cell["protocol"], cell["clients"], cell["batching"])
-        merged.setdefault(key, []).append(cell)
-    rows = []
-    for (protocol, clients, batching), group in merged.items():
-        row = {"protocol": protocol, "clients": clients, "batching": batching}
-        for name in (
-            "requests_per_s",
-            "p50_ms",
-            "p99_ms",
-            "mean_batch_size",
-            "server_cpu_percent",
-            "client_cpu_percent",
-            "server_cpu_ms_per_request",
-            "load_average",
-        ):
-            row[name] = statistics.median(cell[name] for cell in group)
-        row["errors"] = sum(cell["errors"] for cell in group)
-        row["wrong"] = sum(cell["wrong"] for cell in group)
-        rows.append(row)
-    return rows
-
-
 def print_summary(results, args):
     print(
         "\n# Summary (medians of "
@@ -785,7 +759,7 @@ def print_summary(results, args):
     )
     for application, result in results["applications"].items():
         ceiling = result["ceiling"]
-        rows = _median_cells(result["cells"])
+        rows = pages.median_cells(result["cells"])
         print(f"\n## {application}\n{_ceiling_line(ceiling)}")
         print(_HEADER)
         for row in sorted(
