@@ -465,7 +465,7 @@ def _cell(key, value, unit):
         return f"{value:.2f}x" if abs(value) < 100 else f"{value:,.0f}x"
     if _is_samples(value, unit):
         return _summary(value, unit)
-    if isinstance(value, list) and all(_is_scalar(v) for v in value):
+    if isinstance(value, list) and _cell_like(value):
         return ", ".join(_cell(key, v, unit) for v in value)
     if isinstance(value, (dict, list)):
         return f"`{json.dumps(value)}`"
@@ -507,7 +507,7 @@ def _flattened(record):
     "KEY SUBKEY"."""
     flat = {}
     for key, value in record.items():
-        if isinstance(value, dict) and all(map(_is_scalar, value.values())):
+        if isinstance(value, dict) and _cell_like(value):
             for sub, item in value.items():
                 flat[f"{key} {sub}"] = item
         else:
@@ -630,6 +630,11 @@ def _machine(document):
     )
 
 
+def _backends(section, results):
+    """The backends `results` hold a result of `section` for."""
+    return [b for b in BACKENDS if (b, section.name) in results]
+
+
 def _viewed(section, document):
     result = document["result"]
     return result if section.view is None else section.view(result)
@@ -645,7 +650,7 @@ def page(topic, results):
         topic.intro,
     ]
     for section in topic.sections:
-        runs = [b for b in BACKENDS if (b, section.name) in results]
+        runs = _backends(section, results)
         parts.append(f"## `{section.name}`")
         parts.append(section.meaning)
         if not runs:
@@ -689,12 +694,11 @@ def index(results):
     rows = []
     for topic in TOPICS:
         for section in topic.sections:
-            backends = [b for b in BACKENDS if (b, section.name) in results]
             rows.append(
                 [
                     f"[{topic.title}]({topic.slug}.md)",
                     f"`{section.name}`",
-                    ", ".join(backends) or "not yet run",
+                    ", ".join(_backends(section, results)) or "not yet run",
                 ]
             )
     lines.append(_table(["page", "benchmark", "measured on"], rows))

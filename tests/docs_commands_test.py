@@ -37,11 +37,17 @@ def _command_lines(text):
                 yield " ".join(words), words[1:]
 
 
+def documented_lines():
+    """`(page, line, argv)` of every `attention-zoo` line of `PAGES`."""
+    for page in PAGES:
+        for line, argv in _command_lines(page.read_text()):
+            yield page, line, argv
+
+
 COMMANDS = sorted(
     {
         (f"{page.relative_to(ROOT)}: {line}", tuple(argv))
-        for page in PAGES
-        for line, argv in _command_lines(page.read_text())
+        for page, line, argv in documented_lines()
     }
 )
 

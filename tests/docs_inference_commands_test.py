@@ -31,8 +31,7 @@ STAND_INS = {
 LINES = sorted(
     {
         (line, tuple(argv))
-        for page in docs_commands_test.PAGES
-        for line, argv in docs_commands_test._command_lines(page.read_text())
+        for _, line, argv in docs_commands_test.documented_lines()
         if argv and argv[0] in INFERENCE_JOBS
     }
 )
@@ -44,7 +43,7 @@ def _inputs(argv):
     return [
         a
         for i, a in enumerate(argv)
-        if a.endswith((".jpg", ".png")) and list(argv[i - 1 : i]) != ["--plot"]
+        if a.endswith((".jpg", ".png")) and (i == 0 or argv[i - 1] != "--plot")
     ]
 
 
