@@ -28,8 +28,23 @@ def test_readme_and_the_site_have_examples():
     assert len(EXAMPLES) >= 5
 
 
+# Guides whose examples train a model for a few seconds: the slow tier
+# runs them (the other guides' examples train the same way, in the quick
+# suite).
+SLOW_EXAMPLES = ("docs/applications/captioning.md", "docs/applications/ehr.md")
+
+
 @pytest.mark.parametrize(
-    "name, code", EXAMPLES, ids=[name for name, _ in EXAMPLES]
+    "name, code",
+    [
+        pytest.param(
+            name,
+            code,
+            id=name,
+            marks=[pytest.mark.slow] if name.startswith(SLOW_EXAMPLES) else [],
+        )
+        for name, code in EXAMPLES
+    ],
 )
 def test_example_runs(name, code):
     exec(compile(code, name, "exec"), {})

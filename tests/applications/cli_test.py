@@ -97,7 +97,9 @@ def _assert_quiet(completed):
     [
         ["--version"],
         ["train", "translation", "--help"],
-        ["demo", "kernel-regression", "--help"],
+        pytest.param(
+            ["demo", "kernel-regression", "--help"], marks=pytest.mark.slow
+        ),
     ],
     ids=" ".join,
 )
@@ -116,6 +118,7 @@ def test_serving_from_the_console_script_prints_no_noise(tmp_path):
     assert completed.stdout == "hola\thola\n"
 
 
+@pytest.mark.slow  # a TensorFlow start-up of its own
 def test_a_log_level_the_user_chose_is_left_alone():
     completed = _run(
         [sys.executable, "-m", "attention_zoo_apps.cli", "--version"], "0"

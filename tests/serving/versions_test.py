@@ -194,6 +194,7 @@ def test_a_corrupt_version_folder_leaves_the_old_version_serving(base_path):
         assert factor(body["predictions"]) == 2.0
 
 
+@pytest.mark.slow  # benchmarks.serving_faults kills and restarts too
 def test_sigkill_under_load_then_restart_never_answers_wrong(base_path):
     args = [f"--model_base_path={base_path}", "--model_name=scale"]
     server = ServerProcess(args)

@@ -120,6 +120,7 @@ def _fit(config, shapes, cache, monkeypatch, **kwargs):
     return captioner
 
 
+@pytest.mark.slow  # the quick twin: ..._give_the_decoder_the_same_logits
 def test_training_on_cached_features_trains_the_same_weights(
     shapes, monkeypatch
 ):
@@ -166,7 +167,7 @@ class _Interrupt(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
-@pytest.mark.slow  # the quick twin: ..._trains_the_same_weights
+@pytest.mark.slow
 def test_a_cached_run_checkpoints_the_whole_captioner_and_resumes(
     shapes, tmp_path
 ):
@@ -214,6 +215,7 @@ def test_a_cached_run_checkpoints_the_whole_captioner_and_resumes(
     )
 
 
+@pytest.mark.slow
 def test_a_restored_run_does_not_read_the_pretrained_weights(
     shapes, tmp_path, monkeypatch
 ):

@@ -19,7 +19,17 @@ FIELDS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FIELDS))
+# Translation (two vocabularies) in the quick suite, the others in the
+# slow tier.
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name, marks=[] if name == "translation" else pytest.mark.slow
+        )
+        for name in sorted(FIELDS)
+    ],
+)
 def test_the_model_is_sized_to_the_learned_vocabulary(name, tmp_path):
     application = registry.get(name)
     config = application.tiny_config().replace(

@@ -370,14 +370,3 @@ def test_the_cli_names_a_truncated_line(tmp_path, capsys):
         cli.main(["train", "ehr", "--data", str(folder), *run])
     assert exit_info.value.code == 2
     assert "Observation.ndjson:5: invalid JSON" in capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_train_on_a_fhir_folder(tmp_path, capsys):
-    folder = tmp_path / "fhir"
-    synthetic = make_synthetic_patients(60, seed=2)
-    fhir_writer.save_synthetic_fhir(synthetic, folder, "bundle")
-    flags = ["--epochs", "1", "--embedding-dim", "8", "--units", "8"]
-    run = ["--no-tensorboard", "--run-dir", str(tmp_path / "run")]
-    assert cli.main(["train", "ehr", "--data", str(folder), *flags, *run]) == 0
-    assert "test: AUROC" in capsys.readouterr().out

@@ -160,17 +160,6 @@ def test_the_demo_folder_is_detected_and_loaded(demo_root, demo):
     assert records.patient_ids == demo.patient_ids
 
 
-def test_train_runs_on_the_demo(demo_root, tmp_path, capsys):
-    from attention_zoo_apps import cli
-
-    argv = ["train", "ehr", "--data", str(demo_root), "--epochs", "1"]
-    argv += ["--embedding-dim", "8", "--units", "8"]
-    argv += ["--no-tensorboard", "--run-dir", str(tmp_path / "run")]
-    assert cli.main(argv) == 0
-    out = capsys.readouterr().out
-    assert "test: AUROC" in out and "no notes: events only" in out
-
-
 # -- a hand-written MIMIC-III folder ------------------------------------------
 
 ADMIT = datetime.datetime(2150, 3, 1, 10, 0)

@@ -1,0 +1,243 @@
+"""Every `attention-zoo train` line of README, the documentation site and
+the model cards runs as written, in process, on tiny settings: the line's
+own flags and data, then flags that make it small (a few units, one epoch,
+a few hundred pairs or images), which the parser takes over the line's
+values. It must exit with 0, fill its run folder (`--run-dir`, else
+`outputs/APP`) and write the export its `--export` names.
+
+Each line runs in a folder of its own holding what the page assumes is
+there: the user's files it names (`mine.tsv`, `spa.txt.gz`, `records/`,
+`fhir-export/`), small files of the same formats written here, and beside
+it `../shared/data`, the project's data sets (a line that reads one that
+is absent is skipped, naming it). A line that fine-tunes an export of
+another line (`--init-from saved_models/ehr`) runs after that line, in a
+folder where its export is.
+
+Lines whose tiny runs would not differ run once (`_shape`: the two model
+cards' translation lines differ only in their columns). Two kinds of
+line run elsewhere: `train APP` alone (`tests/support/tiny_runs.py`'s
+runs are that line with the same tiny flags, throughout the suite), and
+`--strategy tpu`, which needs a TPU
+(`distribute_test.test_tpu_without_a_tpu_is_a_clear_error` runs it on
+this machine and checks its one-line error)."""
+
+import gzip
+import os
+import pathlib
+import tempfile
+
+import pytest
+
+from attention_zoo_apps import cli
+from attention_zoo_apps.ehr import fhir_writer
+from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
+from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
+from tests import docs_commands_test
+
+pytestmark = pytest.mark.slow
+
+# Appended to every line: one epoch, no TensorBoard logs (a compile and a
+# few images per run; `watching_test` covers them).
+SHORT = ["--epochs", "1", "--no-tensorboard"]
+# Appended to the lines that build a model (not `--init-from`, which
+# refuses sizes that differ from the model's), by application.
+SMALL = {
+    "translation": ["--units", "8", "--embedding-dim", "8",
+                    "--vocabulary-size", "60", "--max-length", "12"],
+    "entailment": ["--embedding-dim", "8", "--hidden-units", "8",
+                   "--vocabulary-size", "60"],
+    "captioning": ["--embedding-dim", "8", "--units", "8",
+                   "--vocabulary-size", "60", "--image-size", "64"],
+    "ehr": ["--embedding-dim", "8", "--units", "8"],
+}  # fmt: skip
+# The same, for a line whose word vectors set the embedding size.
+SMALL_WITH_VECTORS = {
+    "entailment": ["--hidden-units", "8", "--vocabulary-size", "60"]
+}
+# Appended to every line of the application: how much data it reads.
+FEW = {
+    "translation": ["--max-pairs", "300"],
+    "captioning": ["--max-images", "24", "--beam-size", "1"],
+}
+# Appended to a line without `--data`: how many generated examples.
+GENERATED = {
+    "translation": ["--synthetic-pairs", "200"],
+    "entailment": ["--synthetic-examples", "200"],
+    "captioning": ["--synthetic-images", "40"],
+    "ehr": ["--synthetic-patients", "60"],
+}
+# Flags whose value a tiny run does not notice: lines that differ only in
+# these (and in the values of the others) run once.
+UNNOTICED = {"--seed", "--patience", "--epochs", "--export"}
+# The lines run elsewhere (the module docstring says where).
+ELSEWHERE = {("captioning", "--strategy", "tpu")}
+# The line each application prints with its test split's scores.
+TEST_SCORES = {
+    "translation": "test BLEU ",
+    "entailment": "test: accuracy",
+    "captioning": "test BLEU-1",
+    "ehr": "test: AUROC",
+}
+
+# The user's pairs of the pages' `mine.tsv` and `spa.txt.gz`, in the
+# Tatoeba files' columns (English, then Spanish).
+PAIRS = [
+    ("Where is the library?", "¿Dónde está la biblioteca?"),
+    ("It is very cold here.", "Hace mucho frío aquí."),
+    ("Are you still at home?", "¿Todavía estás en casa?"),
+    ("I do not know.", "No lo sé."),
+    ("The cat is black.", "El gato es negro."),
+    ("We eat bread every day.", "Comemos pan todos los días."),
+    ("My brother lives in Madrid.", "Mi hermano vive en Madrid."),
+    ("She reads a book.", "Ella lee un libro."),
+    ("The water is cold.", "El agua está fría."),
+    ("I want to sleep.", "Quiero dormir."),
+    ("Tom is my friend.", "Tom es mi amigo."),
+    ("The house is big.", "La casa es grande."),
+    ("Open the door, please.", "Abre la puerta, por favor."),
+    ("I have two dogs.", "Tengo dos perros."),
+    ("It is raining.", "Está lloviendo."),
+    ("We are tired.", "Estamos cansados."),
+    ("Where are my keys?", "¿Dónde están mis llaves?"),
+    ("I like coffee.", "Me gusta el café."),
+    ("The children play in the park.", "Los niños juegan en el parque."),
+    ("He speaks Spanish.", "Él habla español."),
+    ("What time is it?", "¿Qué hora es?"),
+    ("The car is red.", "El coche es rojo."),
+    ("I am hungry.", "Tengo hambre."),
+    ("She has a small garden.", "Ella tiene un jardín pequeño."),
+]
+
+
+def _value(argv, flag):
+    """The last value of `flag` in `argv`, or None."""
+    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
+    return values[-1] if values else None
+
+
+def _shape(argv):
+    """What makes a line's tiny run differ from another's: its
+    application, its `--data` and the flags it gives (but `UNNOTICED`)."""
+    flags = {a for a in argv if a.startswith("--")} - UNNOTICED
+    return argv[1], _value(argv, "--data"), frozenset(flags)
+
+
+def _lines():
+    """`(line, argv)` of the documented `train` lines, the first of each
+    shape, in the order of the pages; and every line's export folder ->
+    the line of its shape."""
+    runs, exports = {}, {}
+    for _, line, argv in docs_commands_test.documented_lines():
+        if len(argv) > 2 and argv[0] == "train":
+            if tuple(argv[1:]) not in ELSEWHERE:
+                runs.setdefault(_shape(argv), (line, argv))
+                if _value(argv, "--export"):
+                    exports[_value(argv, "--export")] = runs[_shape(argv)]
+    return list(runs.values()), exports
+
+
+LINES, EXPORTERS = _lines()
+
+
+def _write_user_files(folder):
+    """What the pages' lines name in the working folder."""
+    tatoeba = "".join(f"{en}\t{es}\tCC-BY 2.0\n" for en, es in PAIRS)
+    (folder / "spa.txt.gz").write_bytes(gzip.compress(tatoeba.encode()))
+    tsv = "".join(f"{en}\t{es}\n" for en, es in PAIRS)
+    (folder / "mine.tsv").write_text(tsv, encoding="utf-8")
+    patients = make_synthetic_patients(60, seed=2)
+    save_synthetic_long_format(patients, folder / "records")
+    fhir_writer.save_synthetic_fhir(patients, folder / "fhir-export")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """`(root, user files, done)`: the folder whose subfolders the lines
+    run in (beside them, `shared/data` is linked to the project's data
+    sets when a line first reads them), the user's files, and each argv
+    already run -> its folder."""
+    user_files = tmp_path_factory.mktemp("user-files")
+    _write_user_files(user_files)
+    return tmp_path_factory.mktemp("documented-train"), user_files, {}
+
+
+def _shared_data_needed(argv):
+    """The `../shared/data/NAME` folders a line reads."""
+    return [
+        a.split("/")[3]
+        for a in argv
+        if a.startswith("../shared/data/") and len(a.split("/")) > 3
+    ]
+
+
+def _run(line, argv, workspace, shared_data):
+    """Runs `argv` in its own folder of `workspace` (after the line that
+    exports what its `--init-from` reads); returns that folder.
+    `shared_data()` gives the project's data sets, or skips."""
+    root, user_files, done = workspace
+    if tuple(argv) in done:
+        return done[tuple(argv)]
+    for name in _shared_data_needed(argv):
+        if not (shared_data() / name).is_dir():
+            pytest.skip(f"{line}: needs {shared_data() / name}")
+        if not (root / "shared").exists():
+            os.makedirs(root / "shared")
+            os.symlink(shared_data(), root / "shared" / "data")
+    init_from = _value(argv, "--init-from")
+    exported = None
+    if init_from and init_from.startswith("saved_models/"):
+        assert init_from in EXPORTERS, f"{line}: no line exports {init_from}"
+        other_line, other = EXPORTERS[init_from]
+        source = _run(other_line, other, workspace, shared_data)
+        exported = source / _value(other, "--export")
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="line-", dir=root))
+    for name in os.listdir(user_files):
+        os.symlink(user_files / name, folder / name)
+    if exported:
+        os.makedirs(folder / "saved_models")
+        os.symlink(exported, folder / init_from)
+    app = argv[1]
+    extra = list(SHORT) + FEW.get(app, [])
+    if not _value(argv, "--data"):
+        extra += GENERATED[app]
+    if not init_from:
+        small = SMALL[app]
+        if "--word-vectors" in argv:  # the vectors set the embedding size
+            small = SMALL_WITH_VECTORS[app]
+        extra += small
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        code = cli.main([*argv, *extra])
+    finally:
+        os.chdir(cwd)
+    assert code == 0, line
+    done[tuple(argv)] = folder
+    return folder
+
+
+def test_the_pages_show_train_lines_of_every_application():
+    apps = {argv[1] for _, argv in LINES}
+    assert apps == {"translation", "entailment", "captioning", "ehr"}
+    assert any("--init-from" in argv for _, argv in LINES)
+
+
+@pytest.mark.parametrize("line, argv", LINES, ids=[line for line, _ in LINES])
+def test_a_documented_train_line_runs(line, argv, workspace, request, capsys):
+    def shared_data():  # skips where ../shared/data is absent
+        return request.getfixturevalue("shared_data")
+
+    folder = _run(line, argv, workspace, shared_data)
+    out = capsys.readouterr().out
+    assert TEST_SCORES[argv[1]] in out, line
+    # What a run prints of the planted codes is the generated patients'.
+    assert "planted" not in out or not _value(argv, "--data"), line
+    run_dir = folder / (_value(argv, "--run-dir") or f"outputs/{argv[1]}")
+    assert (run_dir / "config.json").is_file(), line
+    assert list(run_dir.glob("*.weights.h5")), line
+    export = _value(argv, "--export")
+    if export:
+        versions = sorted(pathlib.Path(folder / export).iterdir())
+        assert [v.name for v in versions] == ["1"], line
+        assert (versions[0] / "saved_model.pb").is_file(), line
+        assert (versions[0] / "metadata.json").is_file(), line
