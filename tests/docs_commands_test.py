@@ -20,7 +20,10 @@ from attention_zoo_apps.kernel_regression import demo as kernel_regression
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 PAGES += sorted(ROOT.glob("saved_models/*/README.md"))
-SHELL_BLOCK = re.compile(r"```(?:bash|shell|sh|)\n(.*?)```", re.S)
+# A fenced block: its language and its text, fences at the start of a line
+# (each closing fence ends its own block, never opens the next one).
+FENCED_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.S | re.M)
+SHELL = ("bash", "shell", "sh", "")
 # `VAR=value` before the command, e.g. `KERAS_BACKEND=jax`.
 ENVIRONMENT = re.compile(r"^(?:\w+=\S+\s+)*")
 
@@ -28,7 +31,10 @@ ENVIRONMENT = re.compile(r"^(?:\w+=\S+\s+)*")
 def _command_lines(text):
     """The `attention-zoo ...` lines of `text`'s shell blocks, with their
     continuation lines joined and comments dropped."""
-    for block in SHELL_BLOCK.findall(text):
+    shell_blocks = [
+        b for lang, b in FENCED_BLOCK.findall(text) if lang in SHELL
+    ]
+    for block in shell_blocks:
         joined = re.sub(r"\\\n\s*", " ", block)
         for line in joined.splitlines():
             line = ENVIRONMENT.sub("", line.strip())

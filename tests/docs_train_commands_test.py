@@ -1,17 +1,20 @@
-"""Every `attention-zoo train` line of README, the documentation site and
-the model cards runs as written, in process, on tiny settings: the line's
-own flags and data, then flags that make it small (a few units, one epoch,
-a few hundred pairs or images), which the parser takes over the line's
-values. It must exit with 0, fill its run folder (`--run-dir`, else
-`outputs/APP`) and write the export its `--export` names.
+"""Every `attention-zoo train` and `explain` line of README, the
+documentation site and the model cards runs as written, in process, on
+tiny settings: a `train` line's own flags and data, then flags that make
+it small (a few units, one epoch, a few hundred pairs or images), which
+the parser takes over the line's values. It must exit with 0, fill its
+run folder (`--run-dir`, else `outputs/APP`) and write the export its
+`--export` names; an `explain` line must write its report and picture.
 
 Each line runs in a folder of its own holding what the page assumes is
 there: the user's files it names (`mine.tsv`, `spa.txt.gz`, `records/`,
-`fhir-export/`), small files of the same formats written here, and beside
-it `../shared/data`, the project's data sets (a line that reads one that
-is absent is skipped, naming it). A line that fine-tunes an export of
-another line (`--init-from saved_models/ehr`) runs after that line, in a
-folder where its export is.
+`fhir-export/`), small files of the application's formats written here,
+and beside it `../shared/data`, the project's data sets (a line that
+reads one that is absent is skipped, naming it). A line that fine-tunes
+an export of another line (`--init-from saved_models/ehr`) runs after
+that line, in a folder where its export is; an `explain` line runs in the
+folder of the `train` line that wrote the run folder it reads, from the
+same `--data`.
 
 Lines whose tiny runs would not differ run once (`_shape`: the two model
 cards' translation lines differ only in their columns). Two kinds of
@@ -32,6 +35,8 @@ from attention_zoo_apps import cli
 from attention_zoo_apps.ehr import fhir_writer
 from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 from attention_zoo_apps.ehr.synthetic import save_synthetic_long_format
+from attention_zoo_apps.entailment.examples import LABELS
+from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 from tests import docs_commands_test
 
 pytestmark = pytest.mark.slow
@@ -54,10 +59,13 @@ SMALL = {
 SMALL_WITH_VECTORS = {
     "entailment": ["--hidden-units", "8", "--vocabulary-size", "60"]
 }
-# Appended to every line of the application: how much data it reads.
+# Appended to every line of the application: how much data it reads
+# (entailment reads whole data sets, of about 10,000 pairs: in large
+# batches, a few dozen steps).
 FEW = {
     "translation": ["--max-pairs", "300"],
     "captioning": ["--max-images", "24", "--beam-size", "1"],
+    "entailment": ["--batch-size", "512"],
 }
 # Appended to a line without `--data`: how many generated examples.
 GENERATED = {
@@ -137,17 +145,43 @@ def _lines():
 
 
 LINES, EXPORTERS = _lines()
+EXPLAIN_LINES = sorted(
+    {
+        (line, tuple(argv))
+        for _, line, argv in docs_commands_test.documented_lines()
+        if argv and argv[0] == "explain"
+    }
+)
+# The page's `explain ... --patient 20001 --data records/` reads a patient
+# of `records/`: one of the generated patients, renamed.
+RENAMED = {"p00001": "20001"}
 
 
 def _write_user_files(folder):
-    """What the pages' lines name in the working folder."""
+    """What the pages' lines name in the working folder, in a subfolder
+    per application (the guides' `mine.tsv` are of two formats)."""
+    translation = folder / "translation"
+    translation.mkdir()
     tatoeba = "".join(f"{en}\t{es}\tCC-BY 2.0\n" for en, es in PAIRS)
-    (folder / "spa.txt.gz").write_bytes(gzip.compress(tatoeba.encode()))
+    (translation / "spa.txt.gz").write_bytes(gzip.compress(tatoeba.encode()))
     tsv = "".join(f"{en}\t{es}\n" for en, es in PAIRS)
-    (folder / "mine.tsv").write_text(tsv, encoding="utf-8")
+    (translation / "mine.tsv").write_text(tsv, encoding="utf-8")
+    entailment = folder / "entailment"
+    entailment.mkdir()
+    examples = make_synthetic_entailment(120, seed=1).examples
+    rows = zip(examples.premises, examples.hypotheses, examples.labels)
+    tsv = "".join(f"{p}\t{h}\t{LABELS[label]}\n" for p, h, label in rows)
+    (entailment / "mine.tsv").write_text(tsv, encoding="utf-8")
+    (folder / "captioning").mkdir()
+    ehr = folder / "ehr"
     patients = make_synthetic_patients(60, seed=2)
-    save_synthetic_long_format(patients, folder / "records")
-    fhir_writer.save_synthetic_fhir(patients, folder / "fhir-export")
+    save_synthetic_long_format(patients, ehr / "records")
+    for path in (ehr / "records").iterdir():
+        text = path.read_text(encoding="utf-8")
+        for old, new in RENAMED.items():
+            text = text.replace(f"{old},", f"{new},")
+        path.write_text(text, encoding="utf-8")
+    fhir_writer.save_synthetic_fhir(patients, ehr / "fhir-export")
 
 
 @pytest.fixture(scope="module")
@@ -191,12 +225,12 @@ def _run(line, argv, workspace, shared_data):
         source = _run(other_line, other, workspace, shared_data)
         exported = source / _value(other, "--export")
     folder = pathlib.Path(tempfile.mkdtemp(prefix="line-", dir=root))
-    for name in os.listdir(user_files):
-        os.symlink(user_files / name, folder / name)
+    app = argv[1]
+    for name in os.listdir(user_files / app):
+        os.symlink(user_files / app / name, folder / name)
     if exported:
         os.makedirs(folder / "saved_models")
         os.symlink(exported, folder / init_from)
-    app = argv[1]
     extra = list(SHORT) + FEW.get(app, [])
     if not _value(argv, "--data"):
         extra += GENERATED[app]
@@ -241,3 +275,40 @@ def test_a_documented_train_line_runs(line, argv, workspace, request, capsys):
         assert [v.name for v in versions] == ["1"], line
         assert (versions[0] / "saved_model.pb").is_file(), line
         assert (versions[0] / "metadata.json").is_file(), line
+
+
+def _trainer(argv):
+    """The `train` line whose run folder and `--data` an `explain` line
+    reads (`train APP` alone, which runs elsewhere, when no other does)."""
+    run_dir, data = argv[1], _value(argv, "--data")
+    candidates = [*LINES, ("attention-zoo train ehr", ("train", "ehr"))]
+    for line, other in candidates:
+        ran = _value(other, "--run-dir") or f"outputs/{other[1]}"
+        if ran == run_dir and _value(other, "--data") == data:
+            return line, other
+    raise AssertionError(f"no documented train line writes {run_dir}")
+
+
+def test_the_pages_show_explain_lines():
+    assert len(EXPLAIN_LINES) >= 2
+
+
+@pytest.mark.parametrize(
+    "line, argv", EXPLAIN_LINES, ids=[line for line, _ in EXPLAIN_LINES]
+)
+def test_a_documented_explain_line_runs(
+    line, argv, workspace, request, monkeypatch, capsys
+):
+    def shared_data():
+        return request.getfixturevalue("shared_data")
+
+    folder = _run(*_trainer(argv), workspace, shared_data)
+    capsys.readouterr()
+    monkeypatch.chdir(folder)
+    assert cli.main(list(argv)) == 0, line
+    patient = _value(argv, "--patient")
+    assert f"patient {patient}: risk " in capsys.readouterr().out, line
+    report = folder / (_value(argv, "--out") or "report.html")
+    assert "<html" in report.read_text(encoding="utf-8").lower(), line
+    with open(report.with_suffix(".png"), "rb") as f:
+        assert f.read(4) == b"\x89PNG", line

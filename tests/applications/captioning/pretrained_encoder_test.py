@@ -1,6 +1,8 @@
 """The captioner with EfficientNet-Lite0: pretrained weights frozen by
 default, the feature grid by stage, training on features computed once
-(the same weights as on images), and the CLI's flags through export."""
+(the same weights as on images), and the CLI's flags (the guides'
+`train captioning --encoder efficientnet_lite0 --encoder-weights imagenet`
+lines run through export in `tests/docs_train_commands_test.py`)."""
 
 import json
 
@@ -19,8 +21,6 @@ from attention_zoo_apps.captioning.model import decoder_model
 from attention_zoo_apps.captioning.model import encoder_is_trainable
 from attention_zoo_apps.captioning.model import encoder_model
 from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes
-from tests.support import fresh_process
-from tests.support import png_images
 
 NPZ = "imagenet-efficientnet-lite0/efficientnet_lite0_state_dict.npz"
 SMALL = dict(
@@ -242,70 +242,6 @@ def test_a_restored_run_does_not_read_the_pretrained_weights(
     assert loaded.caption(shapes.images[:2], beam_size=1) == captioner.caption(
         shapes.images[:2], beam_size=1
     )
-
-
-@pytest.mark.slow
-def test_cli_trains_with_the_imagenet_encoder_and_exports(
-    npz_path, tmp_path, capsys
-):
-    export = tmp_path / "saved_models" / "captioning"
-    code = cli.main(
-        [
-            "train",
-            "captioning",
-            "--synthetic-images",
-            "40",
-            "--encoder",
-            "efficientnet_lite0",
-            "--encoder-weights",
-            str(npz_path),
-            "--encoder-stage",
-            "5",
-            "--image-size",
-            "64",
-            "--embedding-dim",
-            "8",
-            "--units",
-            "16",
-            "--vocabulary-size",
-            "60",
-            "--max-length",
-            "8",
-            "--epochs",
-            "1",
-            "--beam-size",
-            "1",
-            "--run-dir",
-            str(tmp_path / "run"),
-            "--export",
-            str(export),
-        ]
-    )
-    assert code == 0
-    out = capsys.readouterr().out
-    assert "test BLEU-1" in out and f"exported {export / '1'}" in out
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["encoder"] == "efficientnet_lite0"
-    assert config["encoder_stage"] == 5
-    assert config["trainable_encoder"] is None  # frozen: pretrained
-    captioner = Captioner.load(str(tmp_path / "run"))
-    assert captioner.caches_features()
-    assert _trainable_count(encoder_model(captioner.model)) == 0
-    shapes = make_synthetic_shapes(2, image_size=64, seed=5)
-    pngs, pixels = png_images.pngs_and_pixels(shapes.images)
-    expected = captioner.caption(pixels, beam_size=1)
-    served = fresh_process.run_without_project(
-        f"""
-serve = tf.saved_model.load({str(export / "1")!r}).signatures["serving_default"]
-out = serve(image=tf.constant({pngs!r}))
-emit({{
-    "caption": [t.decode() for t in out["caption"].numpy()],
-    "grid": list(out["attention"].shape[2:]),
-}})
-"""
-    )
-    assert served["caption"] == expected
-    assert served["grid"] == [4, 4]
 
 
 def test_cli_refuses_freezing_and_fine_tuning_at_once(capsys):
