@@ -130,8 +130,13 @@ def _seed_keeping_instantiated_functions(seed):
 # first, as schedulers do: the slow tier went from 18.7 to 17.0 min).
 # The JAX application runs (four files of 12-23 s, collected last) start
 # first too: README's JAX line took 119 and 124 s against 132 and 130 s
-# with them last (alternating runs on one day).
-LONG_FILES = ("tests/applications/demo_test.py", "tests/jax_applications/")
+# with them last (alternating runs on one day). So do the documented
+# train lines (2.5-3 min in one file), on the other worker than the demo.
+LONG_FILES = (
+    "tests/applications/demo_test.py",
+    "tests/docs_train_commands_test.py",
+    "tests/jax_applications/",
+)
 
 
 def pytest_collection_modifyitems(items):
