@@ -50,6 +50,18 @@ def documented_lines():
             yield page, line, argv
 
 
+def documented_lines_of(jobs):
+    """`(line, argv)` of the documented lines that run one of `jobs`
+    (`argv[0]`), once each, sorted."""
+    return sorted(
+        {
+            (line, tuple(argv))
+            for _, line, argv in documented_lines()
+            if argv and argv[0] in jobs
+        }
+    )
+
+
 COMMANDS = sorted(
     {
         (f"{page.relative_to(ROOT)}: {line}", tuple(argv))

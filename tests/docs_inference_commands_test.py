@@ -28,13 +28,7 @@ STAND_INS = {
     "saved_models/entailment": "entailment-snli",
     "saved_models/captioning": "captioning-flickr8k",
 }
-LINES = sorted(
-    {
-        (line, tuple(argv))
-        for _, line, argv in docs_commands_test.documented_lines()
-        if argv and argv[0] in INFERENCE_JOBS
-    }
-)
+LINES = docs_commands_test.documented_lines_of(INFERENCE_JOBS)
 
 
 def _inputs(argv):

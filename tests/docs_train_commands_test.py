@@ -138,20 +138,14 @@ def _lines():
     for _, line, argv in docs_commands_test.documented_lines():
         if len(argv) > 2 and argv[0] == "train":
             if tuple(argv[1:]) not in ELSEWHERE:
-                runs.setdefault(_shape(argv), (line, argv))
+                run = runs.setdefault(_shape(argv), (line, argv))
                 if _value(argv, "--export"):
-                    exports[_value(argv, "--export")] = runs[_shape(argv)]
+                    exports[_value(argv, "--export")] = run
     return list(runs.values()), exports
 
 
 LINES, EXPORTERS = _lines()
-EXPLAIN_LINES = sorted(
-    {
-        (line, tuple(argv))
-        for _, line, argv in docs_commands_test.documented_lines()
-        if argv and argv[0] == "explain"
-    }
-)
+EXPLAIN_LINES = docs_commands_test.documented_lines_of(("explain",))
 # The page's `explain ... --patient 20001 --data records/` reads a patient
 # of `records/`: one of the generated patients, renamed.
 RENAMED = {"p00001": "20001"}
@@ -182,6 +176,13 @@ def _write_user_files(folder):
             text = text.replace(f"{old},", f"{new},")
         path.write_text(text, encoding="utf-8")
     fhir_writer.save_synthetic_fhir(patients, ehr / "fhir-export")
+
+
+@pytest.fixture
+def shared_data_when_read(request):
+    """A function giving the project's data sets (`shared_data`), called
+    only by a line that reads them: it skips where they are absent."""
+    return lambda: request.getfixturevalue("shared_data")
 
 
 @pytest.fixture(scope="module")
@@ -257,11 +258,10 @@ def test_the_pages_show_train_lines_of_every_application():
 
 
 @pytest.mark.parametrize("line, argv", LINES, ids=[line for line, _ in LINES])
-def test_a_documented_train_line_runs(line, argv, workspace, request, capsys):
-    def shared_data():  # skips where ../shared/data is absent
-        return request.getfixturevalue("shared_data")
-
-    folder = _run(line, argv, workspace, shared_data)
+def test_a_documented_train_line_runs(
+    line, argv, workspace, shared_data_when_read, capsys
+):
+    folder = _run(line, argv, workspace, shared_data_when_read)
     out = capsys.readouterr().out
     assert TEST_SCORES[argv[1]] in out, line
     # What a run prints of the planted codes is the generated patients'.
@@ -297,12 +297,9 @@ def test_the_pages_show_explain_lines():
     "line, argv", EXPLAIN_LINES, ids=[line for line, _ in EXPLAIN_LINES]
 )
 def test_a_documented_explain_line_runs(
-    line, argv, workspace, request, monkeypatch, capsys
+    line, argv, workspace, shared_data_when_read, monkeypatch, capsys
 ):
-    def shared_data():
-        return request.getfixturevalue("shared_data")
-
-    folder = _run(*_trainer(argv), workspace, shared_data)
+    folder = _run(*_trainer(argv), workspace, shared_data_when_read)
     capsys.readouterr()
     monkeypatch.chdir(folder)
     assert cli.main(list(argv)) == 0, line
