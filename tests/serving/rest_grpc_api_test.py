@@ -17,6 +17,8 @@ others, and the same as `translate(..., seed=[...])` in Python.
 
 import concurrent.futures
 import json
+import shutil
+import subprocess
 
 import grpc
 import numpy as np
@@ -29,6 +31,7 @@ from tensorflow_serving.apis import predict_pb2
 from attention_zoo.export.rest import predict_request
 from attention_zoo.serving.process import ServerProcess
 from attention_zoo_apps import registry
+from tests.support import serving_page
 from tests.support import tiny_bundles
 from tests.support.shared_folders import copy_of
 
@@ -371,6 +374,34 @@ def test_the_prometheus_page_counts_requests(served):
     assert 'model_name="entailment"' in page
     assert ":tensorflow:serving:request_count" in page
     assert "batch" in page
+
+
+@pytest.mark.skipif(
+    not (shutil.which("curl") and shutil.which("jq")),
+    reason="the serving page's examples need curl and jq (CI installs them)",
+)
+def test_the_serving_pages_curl_examples_run_as_written(served, tmp_path):
+    server, _ = served
+    serving_page.write_shapes_image(tmp_path)
+    url = f"http://127.0.0.1:{server.rest_port}"
+    examples = serving_page.curl_examples()
+    assert sorted({e[0] for e in examples}) == sorted(APPLICATIONS)
+    for application, command, shown in examples:
+        assert serving_page.PAGE_URL in command, command
+        run = subprocess.run(
+            ["bash", "-c", command.replace(serving_page.PAGE_URL, url)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0, (command, run.stderr)
+        answer = json.loads(run.stdout)
+        assert "error" not in answer, (application, answer)
+        assert serving_page.layout(answer) == serving_page.layout(shown), (
+            application,
+            answer,
+        )
 
 
 def test_over_rest_an_empty_premise_is_a_400_naming_it(served):

@@ -5,18 +5,14 @@ exports answer. How numbers and bytes are written:
 `tests/export/rest_test.py`."""
 
 import json
-import pathlib
-import re
 
 import numpy as np
 import pytest
 
 from attention_zoo.export.rest import predict_request
+from tests.support import serving_page
 from tests.support import tiny_bundles
-
-SERVING_PAGE = (
-    pathlib.Path(__file__).resolve().parents[3] / "docs" / "serving.md"
-)
+from tests.support.serving_page import layout
 
 
 def _model(application, shared):
@@ -150,46 +146,12 @@ def test_bad_requests_get_an_error_object(body, message, shared):
     assert message in response["error"]
 
 
-def _serving_examples():
-    """`(application, request, jq keys or None, response)` of each `curl`
-    example in the serving page's "Exports and TF Serving" section and
-    those after it."""
-    text = SERVING_PAGE.read_text()
-    section = text.split("## Exports and TF Serving", 1)[1]
-    blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
-    examples = []
-    for (kind, command), (next_kind, response) in zip(blocks, blocks[1:]):
-        if kind != "shell" or next_kind != "json" or "curl" not in command:
-            continue
-        application = re.search(r"/v1/models/(\w+):predict", command)[1]
-        literal = re.search(r"-d '(\{.*?\})'", command, re.S)
-        if literal:
-            request = json.loads(literal[1])
-        else:  # the body is printed with the image's base64 in `%s`
-            template = re.search(r"printf '(\{.*?\})'", command, re.S)[1]
-            png = tiny_bundles.png_b64(0)
-            request = json.loads(template.replace("%s", png))
-        jq = re.search(r"jq (?:-c )?'\.predictions\[\] \| \{(.*?)\}'", command)
-        keys = [k.strip() for k in jq[1].split(",")] if jq else None
-        examples.append((application, request, keys, json.loads(response)))
-    return examples
-
-
-def _layout(value):
-    """The shape of JSON data: keys, nesting and value kinds."""
-    if isinstance(value, dict):
-        return {key: _layout(item) for key, item in sorted(value.items())}
-    if isinstance(value, list):
-        return ["list", _layout(value[0]) if value else None]
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
-
-
 def test_readme_examples_parse_and_match_the_exports(shared):
-    examples = _serving_examples()
+    examples = serving_page.curl_examples()
     assert sorted({e[0] for e in examples}) == sorted(tiny_bundles.APPLICATIONS)
-    for application, request, keys, shown in examples:
+    for application, command, shown in examples:
+        request = serving_page.request_of(command)
+        keys = serving_page.jq_keys(command)
         model = _model(application, shared)
         response = predict_request(model, request)
         assert "error" not in response, (application, response)
@@ -198,10 +160,10 @@ def test_readme_examples_parse_and_match_the_exports(shared):
                 {key: row[key] for key in keys}
                 for row in response["predictions"]
             ]
-            assert _layout(answer[0]) == _layout(shown), application
+            assert layout(answer[0]) == layout(shown), application
             continue
         assert sorted(response) == sorted(shown), application
         body = next(iter(shown.values()))
         if isinstance(body, list):  # predictions: one per instance
             assert len(body) == len(request["instances"]), application
-        assert _layout(response) == _layout(shown), application
+        assert layout(response) == layout(shown), application
