@@ -13,6 +13,11 @@ config. Only the ports change: the server listens on free ones
 (`ServerProcess` adds `--port` and `--rest_api_port`, which take over the
 line's).
 
+The model cards' `tensorflow_model_server` lines run with `attention-zoo
+serve` in its place, from the repository's root (their `$PWD`), as the
+serving page says a TF Serving command line does; they differ only in
+the shipped model they serve, so the smallest's runs.
+
 Lines that differ only in the model folder they name run once
 (`_shape`). The lines that serve a shipped model by name run in
 `tests/serving/shipped_test.py`, which starts `attention-zoo serve
@@ -20,7 +25,9 @@ translation-spa-eng` as a user does and runs the serving page's client
 snippet against it; the page's `curl` examples run against a server of
 every application in `tests/serving/rest_grpc_api_test.py`."""
 
+import pathlib
 import re
+import shlex
 import sys
 
 import pytest
@@ -79,6 +86,31 @@ def _lines():
 
 
 LINES = _lines()
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TF_SERVING = "tensorflow_model_server"
+
+
+def _tf_serving_lines():
+    """`(line, argv)` of the pages' `tensorflow_model_server` lines."""
+    for page in docs_commands_test.PAGES:
+        text = page.read_text()
+        for lang, block in docs_commands_test.FENCED_BLOCK.findall(text):
+            for line in block.splitlines():
+                if lang in docs_commands_test.SHELL and line.startswith(
+                    f"{TF_SERVING} "
+                ):
+                    yield line, shlex.split(line)
+
+
+def _size(argv):
+    """The bytes of the model folder a `tensorflow_model_server` line
+    serves."""
+    base = dict(w.split("=", 1) for w in argv if "=" in w)
+    folder = ROOT / base["--model_base_path"].replace("$PWD/", "")
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+TF_SERVING_LINES = sorted(_tf_serving_lines(), key=lambda la: _size(la[1]))
 
 
 def _application(name):
@@ -172,3 +204,28 @@ def test_a_documented_serve_line_serves(line, argv, tmp_path, monkeypatch):
         if "--monitoring_config_file" in line:
             page = server.text("/monitoring/prometheus/metrics")
             assert ":tensorflow:serving:request_count" in page
+
+
+def test_a_model_cards_tf_serving_line_runs_with_attention_zoo_serve(
+    monkeypatch,
+):
+    assert len(TF_SERVING_LINES) >= 4  # a line on each card
+    line, argv = TF_SERVING_LINES[0]
+    words = [w.replace("$PWD", str(ROOT)) for w in argv[1:]]
+    name = dict(w.split("=", 1) for w in words if "=" in w)["--model_name"]
+    application = _application(name)
+    monkeypatch.chdir(ROOT)
+    command = [sys.executable, "-m", "attention_zoo_apps.cli", "serve"]
+    with ServerProcess(words, command=command) as server:
+        status, answer = server.rest(f"/v1/models/{name}")
+        assert status == 200, (line, answer)
+        states = [v["state"] for v in answer["model_version_status"]]
+        assert states == ["AVAILABLE"], (line, answer)
+        columns = tiny_bundles.columnar_inputs(application)
+        status, answer = server.rest(
+            f"/v1/models/{name}:predict", {"inputs": columns}
+        )
+        assert status == 200, (line, answer)
+        sent = len(next(iter(columns.values())))
+        for output, rows in answer["outputs"].items():
+            assert len(rows) == sent, (line, output)
