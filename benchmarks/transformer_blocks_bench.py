@@ -12,13 +12,6 @@ keras-hub comes with the `benchmarks` extra: `pip install ".[benchmarks]"`.
 
 import keras
 
-try:
-    import keras_hub
-except ImportError as error:  # only this benchmark needs it
-    raise SystemExit(
-        'transformer_blocks_bench needs keras-hub: pip install ".[benchmarks]"'
-    ) from error
-
 from attention_zoo.blocks import TransformerDecoderBlock
 from attention_zoo.blocks import TransformerEncoderBlock
 from benchmarks.harness import compare
@@ -29,12 +22,25 @@ from benchmarks.harness import run
 BATCH, LENGTH, WIDTH, HEADS, FF = 16, 64, 256, 4, 1024
 
 
+def _keras_hub():
+    """keras-hub, imported when measuring (`--help` and the flags work
+    without it)."""
+    try:
+        import keras_hub
+    except ImportError as error:  # only this benchmark needs it
+        raise SystemExit(
+            "transformer_blocks_bench needs keras-hub: "
+            'pip install ".[benchmarks]"'
+        ) from error
+    return keras_hub
+
+
 class HubDecoder(keras.layers.Layer):
     """keras-hub's decoder under our argument names (for `compare`)."""
 
     def __init__(self, **kwargs):
         super().__init__(dtype=kwargs.pop("dtype"))
-        self.block = keras_hub.layers.TransformerDecoder(
+        self.block = _keras_hub().layers.TransformerDecoder(
             FF, HEADS, normalize_first=True, dtype=self.dtype_policy
         )
 
@@ -48,6 +54,7 @@ def main(argv=None):
 
 def measure(args):
     """`compare`'s rows: `{"encoder": rows, "decoder": rows}`."""
+    keras_hub = _keras_hub()
     shape = (BATCH, LENGTH, WIDTH)
     encoder = compare(
         f"Encoder block B={BATCH} T={LENGTH} d={WIDTH} H={HEADS} ff={FF}",
