@@ -26,6 +26,8 @@ def _keras_hub():
     """keras-hub, imported when measuring (`--help` and the flags work
     without it)."""
     try:
+        # lazy: keras-hub is the benchmarks extra's; the flags parse
+        # without it
         import keras_hub
     except ImportError as error:  # only this benchmark needs it
         raise SystemExit(
