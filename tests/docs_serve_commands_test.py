@@ -180,27 +180,35 @@ def test_the_lines_cover_every_way_to_name_a_model():
     }
 
 
+COMMAND = [sys.executable, "-m", "attention_zoo_apps.cli", "serve"]
+
+
+def _predicted(server, name, application):
+    """Checks that model NAME is `AVAILABLE` and answers a prediction of
+    the application's inputs; returns `(answer's outputs, examples sent)`."""
+    status, answer = server.rest(f"/v1/models/{name}")
+    assert status == 200, (name, answer)
+    states = [v["state"] for v in answer["model_version_status"]]
+    assert states == ["AVAILABLE"], (name, answer)
+    columns = tiny_bundles.columnar_inputs(application)
+    status, answer = server.rest(
+        f"/v1/models/{name}:predict", {"inputs": columns}
+    )
+    assert status == 200, (name, answer)
+    return answer["outputs"], len(next(iter(columns.values())))
+
+
 @pytest.mark.parametrize("line, argv", LINES, ids=[line for line, _ in LINES])
 def test_a_documented_serve_line_serves(line, argv, tmp_path, monkeypatch):
     words, served = _prepare(tmp_path, argv)
     assert served, line
     monkeypatch.chdir(tmp_path)  # the server starts where the line runs
-    command = [sys.executable, "-m", "attention_zoo_apps.cli", "serve"]
-    with ServerProcess(words, command=command) as server:
+    with ServerProcess(words, command=COMMAND) as server:
         for name, application in served.items():
-            status, answer = server.rest(f"/v1/models/{name}")
-            assert status == 200, (name, answer)
-            states = [v["state"] for v in answer["model_version_status"]]
-            assert states == ["AVAILABLE"], (name, answer)
-            columns = tiny_bundles.columnar_inputs(application)
-            status, answer = server.rest(
-                f"/v1/models/{name}:predict", {"inputs": columns}
-            )
-            assert status == 200, (name, answer)
+            outputs, sent = _predicted(server, name, application)
             # the stand-in's one output, its first input (TF Serving
             # writes a signature's only output without its name)
-            sent = next(iter(columns.values()))
-            assert len(answer["outputs"]) == len(sent), (name, answer)
+            assert len(outputs) == sent, (name, outputs)
         if "--monitoring_config_file" in line:
             page = server.text("/monitoring/prometheus/metrics")
             assert ":tensorflow:serving:request_count" in page
@@ -213,19 +221,8 @@ def test_a_model_cards_tf_serving_line_runs_with_attention_zoo_serve(
     line, argv = TF_SERVING_LINES[0]
     words = [w.replace("$PWD", str(ROOT)) for w in argv[1:]]
     name = dict(w.split("=", 1) for w in words if "=" in w)["--model_name"]
-    application = _application(name)
     monkeypatch.chdir(ROOT)
-    command = [sys.executable, "-m", "attention_zoo_apps.cli", "serve"]
-    with ServerProcess(words, command=command) as server:
-        status, answer = server.rest(f"/v1/models/{name}")
-        assert status == 200, (line, answer)
-        states = [v["state"] for v in answer["model_version_status"]]
-        assert states == ["AVAILABLE"], (line, answer)
-        columns = tiny_bundles.columnar_inputs(application)
-        status, answer = server.rest(
-            f"/v1/models/{name}:predict", {"inputs": columns}
-        )
-        assert status == 200, (line, answer)
-        sent = len(next(iter(columns.values())))
-        for output, rows in answer["outputs"].items():
+    with ServerProcess(words, command=COMMAND) as server:
+        outputs, sent = _predicted(server, name, _application(name))
+        for output, rows in outputs.items():
             assert len(rows) == sent, (line, output)
