@@ -28,26 +28,23 @@ SHELL = ("bash", "shell", "sh", "")
 ENVIRONMENT = re.compile(r"^(?:\w+=\S+\s+)*")
 
 
-def _command_lines(text):
-    """The `attention-zoo ...` lines of `text`'s shell blocks, with their
-    continuation lines joined and comments dropped."""
-    shell_blocks = [
-        b for lang, b in FENCED_BLOCK.findall(text) if lang in SHELL
-    ]
-    for block in shell_blocks:
-        joined = re.sub(r"\\\n\s*", " ", block)
-        for line in joined.splitlines():
-            line = ENVIRONMENT.sub("", line.strip())
-            if line.startswith("attention-zoo ") or line == "attention-zoo":
-                words = shlex.split(line, comments=True)
-                yield " ".join(words), words[1:]
+def shell_lines():
+    """`(page, line)` of every line of `PAGES`' shell blocks, stripped,
+    continuation lines joined, a leading `VAR=value ...` dropped."""
+    for page in PAGES:
+        for lang, block in FENCED_BLOCK.findall(page.read_text()):
+            if lang in SHELL:
+                for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+                    yield page, ENVIRONMENT.sub("", line.strip())
 
 
 def documented_lines():
-    """`(page, line, argv)` of every `attention-zoo` line of `PAGES`."""
-    for page in PAGES:
-        for line, argv in _command_lines(page.read_text()):
-            yield page, line, argv
+    """`(page, line, argv)` of every `attention-zoo` line of `PAGES`, its
+    comments dropped."""
+    for page, line in shell_lines():
+        if line.startswith("attention-zoo ") or line == "attention-zoo":
+            words = shlex.split(line, comments=True)
+            yield page, " ".join(words), words[1:]
 
 
 def documented_lines_of(jobs):

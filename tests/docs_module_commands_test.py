@@ -16,8 +16,7 @@ import pytest
 from tests import docs_commands_test
 
 MODULE_LINE = re.compile(
-    r"^(?:\w+=\S+\s+)*python -m ((?:benchmarks|experiments|release)\.\w+)"
-    r"(.*)$"
+    r"^python -m ((?:benchmarks|experiments|release)\.\w+)(.*)$"
 )
 # `[--flag]`, `[--flag value]`: what the page gives as optional; parsed
 # with it.
@@ -30,22 +29,15 @@ PLACEHOLDERS = {"NAME": "translation-spa-eng", "S": "0"}
 def _module_lines():
     """`(where, module, argv)` of each module line of the pages, once."""
     found = {}
-    for page in docs_commands_test.PAGES:
-        text = page.read_text()
-        for lang, block in docs_commands_test.FENCED_BLOCK.findall(text):
-            if lang not in docs_commands_test.SHELL:
-                continue
-            joined = re.sub(r"\\\n\s*", " ", block)
-            for line in joined.splitlines():
-                match = MODULE_LINE.match(line.strip())
-                if match:
-                    rest = OPTIONAL.sub(r"\1", match[2])
-                    argv = [
-                        PLACEHOLDERS.get(word, word)
-                        for word in shlex.split(rest, comments=True)
-                    ]
-                    key = (match[1], tuple(argv))
-                    found.setdefault(key, f"{page.name}: {line.strip()}")
+    for page, line in docs_commands_test.shell_lines():
+        match = MODULE_LINE.match(line)
+        if match:
+            rest = OPTIONAL.sub(r"\1", match[2])
+            argv = [
+                PLACEHOLDERS.get(word, word)
+                for word in shlex.split(rest, comments=True)
+            ]
+            found.setdefault((match[1], tuple(argv)), f"{page.name}: {line}")
     return sorted((where, m, list(a)) for (m, a), where in found.items())
 
 

@@ -57,6 +57,11 @@ def _flag(word):
     return word.split("=", 1)[0]
 
 
+def _options(words):
+    """`{--flag: value}` of a line's `--flag=value` words."""
+    return dict(w.split("=", 1) for w in words if "=" in w)
+
+
 def _kind(word):
     """What a line's folder or name argument is."""
     if word in SHIPPED:
@@ -92,21 +97,16 @@ TF_SERVING = "tensorflow_model_server"
 
 def _tf_serving_lines():
     """`(line, argv)` of the pages' `tensorflow_model_server` lines."""
-    for page in docs_commands_test.PAGES:
-        text = page.read_text()
-        for lang, block in docs_commands_test.FENCED_BLOCK.findall(text):
-            for line in block.splitlines():
-                if lang in docs_commands_test.SHELL and line.startswith(
-                    f"{TF_SERVING} "
-                ):
-                    yield line, shlex.split(line)
+    for _, line in docs_commands_test.shell_lines():
+        if line.startswith(f"{TF_SERVING} "):
+            yield line, shlex.split(line)
 
 
 def _size(argv):
     """The bytes of the model folder a `tensorflow_model_server` line
     serves."""
-    base = dict(w.split("=", 1) for w in argv if "=" in w)
-    folder = ROOT / base["--model_base_path"].replace("$PWD/", "")
+    base = _options(argv)["--model_base_path"]
+    folder = ROOT / base.replace("$PWD/", "")
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
@@ -129,19 +129,13 @@ def _stand_in(folder, name):
     return path
 
 
-def _page_model_config():
-    """The serving page's model config file."""
-    text = serving_page.SERVING_PAGE.read_text()
-    return re.search(r"```\n(model_config_list \{.*?)```", text, re.S)[1]
-
-
 def _prepare(folder, argv):
     """Writes what `argv` names into `folder`; returns the line's words
     as the server gets them (`$PWD` expanded) and `{served model name:
     application}`."""
     words = [w.replace("$PWD", str(folder)) for w in argv[1:]]
     served = {}
-    options = dict(w.split("=", 1) for w in words if "=" in w)
+    options = _options(words)
     for word in words:
         if word == MODELS:
             for application in tiny_bundles.APPLICATIONS:
@@ -157,13 +151,14 @@ def _prepare(folder, argv):
         _stand_in(folder, name)
         served[options.get("--model_name", "default")] = _application(name)
     if "--model_config_file" in options:
-        config = _page_model_config().replace(
+        config = serving_page.model_config_file().replace(
             PAGE_MODELS, f"{folder / MODELS}/"
         )
         (folder / options["--model_config_file"]).write_text(config)
         for name, base in CONFIG_ENTRY.findall(config):
-            _stand_in(folder, base.rsplit("/", 1)[1])
-            served[name] = _application(base.rsplit("/", 1)[1])
+            folder_name = base.rsplit("/", 1)[1]
+            _stand_in(folder, folder_name)
+            served[name] = _application(folder_name)
     if "--batching_parameters_file" in options:
         (folder / options["--batching_parameters_file"]).write_text(BATCHING)
     if "--monitoring_config_file" in options:
@@ -220,7 +215,7 @@ def test_a_model_cards_tf_serving_line_runs_with_attention_zoo_serve(
     assert len(TF_SERVING_LINES) >= 4  # a line on each card
     line, argv = TF_SERVING_LINES[0]
     words = [w.replace("$PWD", str(ROOT)) for w in argv[1:]]
-    name = dict(w.split("=", 1) for w in words if "=" in w)["--model_name"]
+    name = _options(words)["--model_name"]
     monkeypatch.chdir(ROOT)
     with ServerProcess(words, command=COMMAND) as server:
         outputs, sent = _predicted(server, name, _application(name))

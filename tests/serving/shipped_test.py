@@ -8,7 +8,6 @@ The file's tests share one server of the shipped model (`server`)."""
 
 import contextlib
 import io
-import pathlib
 import re
 import sys
 
@@ -22,12 +21,10 @@ from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import resolve_version
 from attention_zoo.serving.process import ServerProcess
 from attention_zoo_apps.common import zoo
+from tests.support import serving_page
 
 NAME = "translation-spa-eng"
 TEXTS = ["¿Dónde está la biblioteca?", "Tengo dos gatos."]
-SERVING_PAGE = (
-    pathlib.Path(__file__).resolve().parents[2] / "docs" / "serving.md"
-)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +70,7 @@ def test_a_shipped_model_served_by_name(version, signature, server):
 
 
 def client_snippet():
-    text = SERVING_PAGE.read_text()
+    text = serving_page.SERVING_PAGE.read_text()
     after = text.split("<!-- client snippet", 1)[1]
     return re.search(r"```py\n(.*?)```", after, re.S).group(1)
 

@@ -1,9 +1,12 @@
-"""The serving page's (`docs/serving.md`) `curl` examples, for the tests
-that run them: `curl_examples()` gives each one's application, its shell
-command and the JSON the page shows it answering; `request_of(command)`
-the body it sends, `jq_keys(command)` the keys it keeps and `layout(...)`
-the shape of a JSON answer (keys, nesting and value kinds), which the
-tests compare with the page's (the numbers of a tiny model differ)."""
+"""What the tests run of the serving page (`docs/serving.md`).
+
+Its `curl` examples: `curl_examples()` gives each one's application, its
+shell command and the JSON the page shows it answering;
+`request_of(command)` the body it sends, `jq_keys(command)` the keys it
+keeps and `layout(...)` the shape of a JSON answer (keys, nesting and
+value kinds), which the tests compare with the page's (the numbers of a
+tiny model differ). `model_config_file()` is the page's model config
+file."""
 
 import json
 import pathlib
@@ -52,6 +55,12 @@ def jq_keys(command):
     {a, b}'`), or None when it prints the whole answer."""
     jq = re.search(r"jq (?:-c )?'\.predictions\[\] \| \{(.*?)\}'", command)
     return [k.strip() for k in jq[1].split(",")] if jq else None
+
+
+def model_config_file():
+    """The text of the page's model config file (`model_config_list`)."""
+    text = SERVING_PAGE.read_text()
+    return re.search(r"```\n(model_config_list \{.*?)```", text, re.S)[1]
 
 
 def write_shapes_image(folder):
