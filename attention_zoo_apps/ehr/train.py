@@ -29,7 +29,8 @@ from attention_zoo_apps.ehr.synthetic import RISK_CODES
 from attention_zoo_apps.ehr.synthetic import make_synthetic_patients
 
 # A model that learns the synthetic patients in a minute or two on 2 cores
-# (see `test_learns_the_planted_codes`).
+# (the full demo's EHR run: `demo_test.test_full_demo` checks its AUROC
+# and that it attends to the planted codes).
 SYNTHETIC_DEFAULTS = dict(
     embedding_dim=32,
     units=32,

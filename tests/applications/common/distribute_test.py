@@ -150,21 +150,21 @@ def test_a_model_built_outside_the_strategy_is_rejected():
 
 
 # Every application's comparison is in the slow tier (a run of each in
-# two processes); the quick run checks the strategies' set-up above.
-QUICK = ()
+# two processes), all of them in one `distributed_runs compare`; the quick
+# run checks the strategies' set-up above.
+COMPARED = ("entailment", "translation")
 
 
 @pytest.fixture(scope="module")
 def comparisons():
     """`comparisons(app)`: what `distributed_runs compare` printed for
-    APP, run once per module (`QUICK` together, others alone)."""
+    APP, run once per module for all of `COMPARED`."""
     printed = {}
 
     def get(app):
-        if app not in printed:
-            apps = QUICK if app in QUICK else (app,)
+        if not printed:
             completed = distributed_runs.run(
-                "compare", *apps, timeout=300 * len(apps)
+                "compare", *COMPARED, timeout=300 * len(COMPARED)
             )
             assert completed.returncode == 0, _output(completed)
             last_line = completed.stdout.strip().splitlines()[-1]
@@ -180,10 +180,7 @@ def comparisons():
 # `test_train_ehr_with_mirrored_reports_and_exports`.
 @pytest.mark.parametrize(
     "app",
-    [
-        pytest.param("entailment", marks=slow),
-        pytest.param("translation", marks=slow),
-    ],
+    [pytest.param(app, marks=slow) for app in COMPARED],
 )
 def test_mirrored_matches_default_on_the_same_global_batches(app, comparisons):
     runs = comparisons(app)

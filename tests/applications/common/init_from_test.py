@@ -16,7 +16,6 @@ from tests.support import tiny_runs
 # falls to about 0.87 of a fresh model's (the shipped models', to a small
 # share: see docs/quality/fine-tuning.md).
 TRAINING = {
-    "translation": (300, dict(epochs=6)),
     "entailment": (
         1000,
         dict(epochs=8, embedding_dim=32, hidden_units=32, learning_rate=0.003),
@@ -29,11 +28,13 @@ def _first_batch_loss(bundle, examples):
     return bundle.model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
 
 
-# Both in the slow tier (each trains and exports a model); the quick twin
-# is from_export_test: an export reads back with the same config,
+# In the slow tier (it trains and exports a model); the quick twin is
+# from_export_test: an export reads back with the same config,
 # vocabularies and weights (so its loss is the exported model's).
+# Translation's is shipped_models_test's from the shipped model, and
+# `test_init_from_on_the_command_line` below keeps its vocabularies.
 @pytest.mark.slow
-@pytest.mark.parametrize("application", ["entailment", "translation"])
+@pytest.mark.parametrize("application", ["entailment"])
 def test_from_preset_starts_far_below_a_fresh_model(application, tmp_path):
     described = registry.get(application)
     bundle_class = described.bundle_class()

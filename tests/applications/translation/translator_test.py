@@ -9,9 +9,7 @@ import pytest
 import tensorflow as tf
 
 from attention_zoo_apps import registry
-from attention_zoo_apps.translation import data
 from attention_zoo_apps.translation.config import TranslationConfig
-from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from attention_zoo_apps.translation.translator import Translator
 from tests.support import fresh_process
 from tests.support.resume_checks import check_fit_resumes
@@ -555,35 +553,6 @@ def test_reexport_never_replaces_and_failure_leaves_nothing(
         translator.export(str(tmp_path / "3"))
     assert sorted(os.listdir(path)) == first
     assert os.listdir(tmp_path) == []  # no temporary left
-
-
-@pytest.mark.slow
-def test_short_training_learns_the_synthetic_pair_and_its_alignment():
-    from attention_zoo_apps.translation.evaluate import alignment_accuracy
-
-    synthetic = make_synthetic_pairs(3000, seed=1)
-    train, validation, test = data.split_pairs(
-        synthetic.pairs, 0.05, 0.05, seed=1
-    )
-    config = TranslationConfig(
-        embedding_dim=32,
-        units=64,
-        source_vocabulary_size=400,
-        target_vocabulary_size=400,
-        max_length=16,
-        batch_size=64,
-        epochs=6,
-    )
-    translator = Translator(config)
-    translator.fit(train, validation, verbose=0)
-    scores = translator.evaluate(test)
-    assert scores["bleu"] > 80.0, scores["bleu"]
-    index = {pair: i for i, pair in enumerate(synthetic.pairs)}
-    alignments = [synthetic.alignments[index[pair]] for pair in test]
-    _, maps = translator.translate(
-        [source for source, _ in test], return_attention=True
-    )
-    assert alignment_accuracy(maps, alignments) > 0.8
 
 
 @pytest.mark.slow
