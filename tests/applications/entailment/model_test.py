@@ -129,8 +129,8 @@ def test_intra_attention_adds_distance_biases_and_trains():
     model.optimizer.build(model.trainable_variables)  # fit traces once
     labels = np.array([0, 2], "int32")
     before = model.evaluate(_inputs(), labels, verbose=0)
-    # 30 steps on the two examples, in one epoch (Keras's per-epoch work
-    # took most of 30 epochs' time).
+    # 30 steps on the two examples, in one epoch (30 epochs of one step
+    # each spent about 1.2 s more in Keras's per-epoch work).
     repeated = {k: np.tile(v, (30, 1)) for k, v in _inputs().items()}
     model.fit(
         repeated, np.tile(labels, 30), batch_size=2, shuffle=False, verbose=0
