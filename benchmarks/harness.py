@@ -89,23 +89,25 @@ def serving_parser(doc, name, batching, out_help):
     return result
 
 
-def command_line(name, argv=None):
-    """The command that runs benchmark `name` with `argv` (by default this
-    process's arguments), as the result files record it."""
+def command_line(name, argv=None, package="benchmarks"):
+    """The command that runs `package.name` (a benchmark; an experiment
+    with `package="experiments"`) with `argv` (by default this process's
+    arguments), as the result files record it."""
     arguments = sys.argv[1:] if argv is None else argv
-    return shlex.join(["python", "-m", f"benchmarks.{name}", *arguments])
+    return shlex.join(["python", "-m", f"{package}.{name}", *arguments])
 
 
 def run(script, argument_parser, body, argv=None):
     """Parses `argv`, returns `body(args)`; with `--out DIR`, also writes
     `DIR/NAME.txt` (the command line, then all that was printed) and
     `DIR/NAME.json` (the result), `NAME` being the module of `script`
-    (the benchmark's `__file__`)."""
+    (the benchmark's `__file__`; the experiments' too)."""
     args = argument_parser.parse_args(argv)
     if not getattr(args, "out", None):
         return body(args)
     name = os.path.splitext(os.path.basename(script))[0]
-    command = command_line(name, argv)
+    package = os.path.basename(os.path.dirname(os.path.abspath(script)))
+    command = command_line(name, argv, package)
     printed = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         result = body(args)

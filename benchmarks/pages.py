@@ -616,7 +616,8 @@ def read_results(directory=RESULTS):
     return found
 
 
-def _machine(document):
+def machine_line(document):
+    """Where a result was measured: "DATE, CPU (N cores), versions"."""
     machine = document.get("machine", {})
     versions = ", ".join(
         f"{package} {machine[package]}"
@@ -664,7 +665,7 @@ def page(topic, results):
             command = f"KERAS_BACKEND={backend} {document['command']}"
             parts.append(f"### {backend}")
             parts.append(f"```bash\n{command}\n```")
-            parts.append(f"Measured {_machine(document)}.")
+            parts.append(f"Measured {machine_line(document)}.")
             parts.append(
                 tables(
                     _without(_viewed(section, document), section.hidden),

@@ -2,7 +2,9 @@
 learn (accuracy, BLEU, AUROC, faithfulness), not how fast they run.
 
 Run from the repository root as `python -m experiments.NAME`; the results
-are recorded in the site's model-quality pages (`docs/quality/`). Speed
+are recorded in the site's model-quality pages (`docs/quality/`): an
+experiment that takes `--out DIR` writes them to `DIR/NAME.json`, and
+`python -m experiments.pages` makes the pages' tables from those. Speed
 benchmarks are in `benchmarks/`, the release tool that builds the shipped
 models in `release/`.
 """

@@ -3,6 +3,11 @@
     python -m experiments.entailment_accuracy                  # both sets
     python -m experiments.entailment_accuracy --datasets sick --epochs 30
 
+With `--out DIR` it also writes `DIR/entailment_accuracy.json` (the
+command, the machine and a row per configuration run) and
+`DIR/entailment_accuracy.txt` (what it printed): the quality page's tables
+are made from those (`python -m experiments.pages`).
+
 Datasets (`../shared/data`, see their SOURCE.md):
 
 - `snli`: trained on SNLI dev (9,842 pairs; no train split could be had),
@@ -19,14 +24,15 @@ trained from scratch unless `--word-vectors` names a GloVe-format file
 (`experiments/caption_text_vectors.py` makes one from unlabeled text here) or
 packaged vectors (`glove-6b-50d`, the `[glove]` extra, with
 `--embedding-dim 50`).
-Training stops when validation accuracy has not improved for `--patience`
+Every model starts from the same seed (`--seed`, default 0). Training
+stops when validation accuracy has not improved for `--patience`
 epochs and keeps the best epoch's weights: the only choice made on data,
 and it is made on validation. Each model is then evaluated once on test.
 """
 
 import argparse
+import math
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -36,6 +42,8 @@ import keras  # noqa: E402
 from attention_zoo_apps.entailment import data  # noqa: E402
 from attention_zoo_apps.entailment.classifier import EntailmentClassifier  # noqa: E402
 from attention_zoo_apps.entailment.config import EntailmentConfig  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 MODELS = {
@@ -86,8 +94,29 @@ def main(argv=None):
         action="store_true",
         help="keep the (random) word vectors fixed",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out",
+        help="a folder for entailment_accuracy.json (the rows) and .txt",
+    )
+    return harness.run(__file__, parser, _measure, argv)
 
+
+def _embeddings(args):
+    """How the run's embeddings start and train, as the tables say it."""
+    if not args.word_vectors:
+        start = "from scratch"
+    elif args.word_vectors == "glove-6b-50d":
+        start = "GloVe 50-d"
+    else:
+        start = f"vectors of {os.path.basename(args.word_vectors)}"
+    if args.fixed_embeddings:
+        return f"{start}, fixed"
+    return start if not args.word_vectors else f"{start}, fine-tuned"
+
+
+def _measure(args):
+    """Trains and tests each model on each data set; returns the rows."""
     rows = []
     for dataset in args.datasets:
         train, validation, test = load(dataset)
@@ -106,6 +135,7 @@ def main(argv=None):
                 trainable_embeddings=not args.fixed_embeddings,
                 **MODELS[name],
             )
+            keras.utils.set_random_seed(args.seed)
             classifier = EntailmentClassifier(config)
             if args.word_vectors:
                 print(classifier.use_word_vectors(args.word_vectors, train))
@@ -123,17 +153,19 @@ def main(argv=None):
             epoch = history.history["val_accuracy"].index(best) + 1
             report = classifier.evaluate(test)
             rows.append(
-                (
-                    dataset,
-                    name,
-                    classifier.model.count_params(),
-                    classifier.tokenizer.vocabulary_size,
-                    epoch,
-                    len(history.history["val_accuracy"]),
-                    minutes,
-                    best,
-                    report["accuracy"],
-                )
+                {
+                    "data": dataset.upper(),
+                    "embeddings": _embeddings(args),
+                    "model": name,
+                    "trainable params": _trainable(classifier.model),
+                    "vocabulary": classifier.tokenizer.vocabulary_size,
+                    "best epoch / run": (
+                        f"{epoch} / {len(history.history['val_accuracy'])}"
+                    ),
+                    "train min": round(minutes, 1),
+                    "val acc %": round(100 * best, 2),
+                    "test acc %": round(100 * float(report["accuracy"]), 2),
+                }
             )
             print(
                 f"{dataset} {name}: test accuracy {report['accuracy']:.2%} "
@@ -141,19 +173,14 @@ def main(argv=None):
                 f"{minutes:.1f} min)\n{report['confusion']}",
                 flush=True,
             )
-    print(
-        "\n| data | model | parameters | vocabulary | best epoch / run | "
-        "train minutes | val accuracy | test accuracy |"
-    )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        print(
-            f"| {row[0]} | {row[1]} | {row[2]:,} | {row[3]:,} | "
-            f"{row[4]} / {row[5]} | {row[6]:.1f} | {row[7]:.2%} | "
-            f"{row[8]:.2%} |"
-        )
-    return 0
+    print("\n" + pages.tables(rows))
+    return rows
+
+
+def _trainable(model):
+    """The number of trained weights (fixed embeddings left out)."""
+    return sum(math.prod(weight.shape) for weight in model.trainable_weights)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,0 +1,107 @@
+"""The model-quality pages' tables, made from the experiments' result files.
+
+    python -m experiments.pages [--results DIR] [--pages DIR]
+
+An experiment run with `--out docs/quality/results/RUN` writes
+`RUN/NAME.json`: the command, the machine and its rows
+(`benchmarks.harness.run`). A page of `docs/quality/` shows it where it
+holds a block
+
+    <!-- results: RUN/NAME -->
+    <!-- end of results -->
+
+This script fills every such block with the command, the machine and the
+table (`benchmarks.pages.tables`), made from the file and never typed in;
+the prose around the blocks is the page's own. `tests/experiments/
+pages_test.py` checks that the committed pages are what this script makes
+from the committed results.
+"""
+
+import argparse
+import json
+import os
+import re
+
+from benchmarks import pages as benchmark_pages
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGES = os.path.join(ROOT, "docs", "quality")
+RESULTS = os.path.join(PAGES, "results")
+BLOCK = re.compile(
+    r"(<!-- results: (?P<name>[\w./-]+) -->\n)(?P<body>.*?)"
+    r"(<!-- end of results -->)",
+    re.DOTALL,
+)
+
+
+def read_result(results, name, page):
+    """The document of result `name` (`RUN/NAME`) that `page` shows.
+
+    Raises:
+        FileNotFoundError: there is no such result file; the message
+            names the page and the file.
+    """
+    path = os.path.join(results, f"{name}.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{page} shows results {name}, but {path} does not exist: run "
+            "the experiment with --out (see its docstring)"
+        )
+    with open(path) as file:
+        return json.load(file)
+
+
+def block(document):
+    """What a block shows of one result `document`."""
+    return (
+        f"Measured {benchmark_pages.machine_line(document)}, with:\n\n"
+        f"```bash\n{document['command']}\n```\n\n"
+        f"{benchmark_pages.tables(document['result'])}\n\n"
+    )
+
+
+def filled(text, results, page="the page"):
+    """`text` (a page's Markdown) with every results block filled."""
+
+    def fill(match):
+        document = read_result(results, match["name"], page)
+        return match[1] + "\n" + block(document) + match[4]
+
+    return BLOCK.sub(fill, text)
+
+
+def shown(text):
+    """The result names (`RUN/NAME`) of the blocks of `text`."""
+    return [match["name"] for match in BLOCK.finditer(text)]
+
+
+def make_pages(pages=PAGES, results=RESULTS):
+    """`{path: Markdown}` of every page of `pages` that shows a result."""
+    made = {}
+    for file in sorted(os.listdir(pages)):
+        path = os.path.join(pages, file)
+        if not file.endswith(".md"):
+            continue
+        with open(path) as handle:
+            text = handle.read()
+        if shown(text):
+            made[path] = filled(text, results, path)
+    return made
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.pages",
+        description=__doc__.split("\n")[0],
+    )
+    parser.add_argument("--results", default=RESULTS)
+    parser.add_argument("--pages", default=PAGES)
+    args = parser.parse_args(argv)
+    for path, text in make_pages(args.pages, args.results).items():
+        with open(path, "w") as file:
+            file.write(text)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

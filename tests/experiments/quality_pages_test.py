@@ -1,0 +1,73 @@
+"""`experiments.pages`: the quality pages' result tables are what the
+committed result files make (no table typed in), every result file is on
+a page, and a block naming a missing result says which."""
+
+import json
+import pathlib
+
+import pytest
+
+from experiments import pages
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "docs" / "quality" / "results"
+
+
+def test_the_committed_pages_are_what_the_results_make():
+    made = pages.make_pages()
+    assert made, "no page of docs/quality shows a result file"
+    for path, text in made.items():
+        assert pathlib.Path(path).read_text() == text, (
+            f"{path} is not what `python -m experiments.pages` makes"
+        )
+
+
+def test_every_result_file_is_on_a_page():
+    files = {
+        str(path.relative_to(RESULTS).with_suffix(""))
+        for path in RESULTS.rglob("*.json")
+    }
+    on_pages = [
+        name
+        for path in (ROOT / "docs" / "quality").glob("*.md")
+        for name in pages.shown(path.read_text())
+    ]
+    assert sorted(on_pages) == sorted(files)
+
+
+def _document():
+    return {
+        "command": "python -m experiments.entailment_accuracy --seed 0",
+        "backend": "tensorflow",
+        "machine": {"date": "2026-11-30", "cpu": "a CPU", "cores": 2},
+        "result": [
+            {"data": "SICK", "model": "attention", "test acc %": 73.11},
+            {"data": "SICK", "model": "baseline", "test acc %": 68.85},
+        ],
+    }
+
+
+def test_a_block_is_filled_with_the_command_machine_and_table(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "exp.json").write_text(json.dumps(_document()))
+    page = (
+        "# A page\n\nProse.\n\n<!-- results: run/exp -->\nold table\n"
+        "<!-- end of results -->\n\nMore prose.\n"
+    )
+    text = pages.filled(page, str(tmp_path))
+    assert text.startswith("# A page\n\nProse.\n\n<!-- results: run/exp -->\n")
+    assert text.endswith("<!-- end of results -->\n\nMore prose.\n")
+    assert "old table" not in text
+    assert "Measured 2026-11-30, a CPU (2 cores)" in text
+    command = "python -m experiments.entailment_accuracy --seed 0"
+    assert f"```bash\n{command}\n```" in text
+    lines = text.splitlines()
+    assert "| data | model | test acc % |" in lines
+    assert "| SICK | attention | 73.11 |" in lines
+    assert pages.filled(text, str(tmp_path)) == text  # filling again: same
+
+
+def test_a_missing_result_names_the_page_and_the_file(tmp_path):
+    page = "<!-- results: run/missing -->\n<!-- end of results -->\n"
+    with pytest.raises(FileNotFoundError, match="quality.md shows results"):
+        pages.filled(page, str(tmp_path), "quality.md")
