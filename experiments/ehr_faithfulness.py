@@ -20,7 +20,9 @@ defaults), split 80/10/10 by group (seed 0), and on the test split:
 - synthetic only: each method's top-3 recall of the planted risk codes,
   over the test patients with one.
 
-Prints Markdown tables (the site's EHR quality page, `docs/quality/ehr.md`).
+Prints Markdown tables (the site's EHR quality page, `docs/quality/ehr.md`);
+with `--out DIR` it also writes them as `DIR/ehr_faithfulness.json`, from
+which `python -m experiments.pages` makes the page's tables.
 """
 
 import argparse
@@ -41,6 +43,8 @@ from attention_zoo_apps.ehr.model import EVENT_ATTENTION_LAYER  # noqa: E402
 from attention_zoo_apps.ehr.records import split_patients  # noqa: E402
 from attention_zoo_apps.ehr.risk_model import RiskModel  # noqa: E402
 from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA  # noqa: E402
 
 MIMIC_IV = os.path.join(SHARED_DATA, "mimic-iv-demo")
@@ -56,6 +60,9 @@ def _parser():
     parser.add_argument("--steps", type=int, default=attributions.STEPS)
     parser.add_argument("--k", type=int, nargs="+", default=[1, 3, 5])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out", help="a folder for ehr_faithfulness.json (the tables) and .txt"
+    )
     return parser
 
 
@@ -73,13 +80,18 @@ def _load(args):
 
 
 def _mean(values):
+    """The mean of the numbers of `values` (NaN left out), or "n/a"."""
     values = np.asarray(values, "float64")
     values = values[~np.isnan(values)]
-    return f"{values.mean():+.4f}" if len(values) else "n/a"
+    return round(float(values.mean()), 4) if len(values) else "n/a"
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    return harness.run(__file__, _parser(), _measure, argv)
+
+
+def _measure(args):
+    """Trains, attributes and measures; prints and returns the tables."""
     started = time.time()
     records, planted, config = _load(args)
     split = split_patients(records, 0.1, 0.1, seed=args.seed)
@@ -104,39 +116,43 @@ def main(argv=None):
     uniform_events = attributions.uniform_attention_risk(
         model, arrays, layers=[EVENT_ATTENTION_LAYER]
     )
-    print(
-        f"## {args.dataset}: {len(records)} patients, test {len(test)} "
-        f"({int(labels.sum())} positive); {config.encoder}, "
-        f"{args.epochs} epochs; IG {args.steps} steps; trained in "
-        f"{trained - started:.0f} s\n"
-    )
-    print("| model | test AUROC |\n| --- | --- |")
-    print(f"| attention (as trained) | {auroc(labels, scores['risk']):.3f} |")
-    if config.use_notes:
-        print(
-            "| uniform weights over the events | "
-            f"{auroc(labels, uniform_events):.3f} |"
-        )
-    pooled = "the events and the note" if config.use_notes else "the events"
-    print(
-        f"| uniform weights over {pooled} | {auroc(labels, uniform_all):.3f} |"
-    )
     completeness = np.array(
         [s.sum() for s in scores["integrated_gradients"]]
     ) - (scores["risk"] - scores["baseline_risk"])
-    print(
-        f"\nIG completeness: max |sum IG - (f(x) - f(x'))| = "
-        f"{np.abs(completeness).max():.2e}; mean Kendall tau-b with "
-        f"attention (top {attributions.TAU_TOP_K} of either): IG "
-        f"{_mean(scores['tau_integrated_gradients'])}, occlusion "
-        f"{_mean(scores['tau_occlusion'])}\n"
-    )
+    summary = {
+        "data": args.dataset,
+        "patients": len(records),
+        "test patients": len(test),
+        "test positives": int(labels.sum()),
+        "encoder": config.encoder,
+        "epochs": args.epochs,
+        "integrated gradients steps": args.steps,
+        "train s": round(trained - started),
+        "IG completeness, max |sum IG - (f(x) - f(x'))|": float(
+            f"{np.abs(completeness).max():.2e}"
+        ),
+        f"Kendall tau-b with attention (top {attributions.TAU_TOP_K}), IG": (
+            _mean(scores["tau_integrated_gradients"])
+        ),
+        f"Kendall tau-b with attention (top {attributions.TAU_TOP_K}), "
+        "occlusion": _mean(scores["tau_occlusion"]),
+    }
+    models = [("attention, as trained", scores["risk"])]
+    if config.use_notes:
+        models.append(
+            ("same weights, uniform weights over the events", uniform_events)
+        )
+    pooled = "the events and the note" if config.use_notes else "the events"
+    models.append((f"same weights, uniform weights over {pooled}", uniform_all))
+    result = {
+        "summary": summary,
+        "auroc": [
+            {"model": name, "test AUROC": round(float(auroc(labels, risk)), 3)}
+            for name, risk in models
+        ],
+        "faithfulness": [],
+    }
     positives = labels == 1
-    print(
-        "| k | method | comprehensiveness (all) | sufficiency (all) | "
-        "comprehensiveness (positives) | sufficiency (positives) |"
-    )
-    print("| --- | --- | --- | --- | --- | --- |")
     for k in args.k:
         figures = faithfulness.comprehensiveness_sufficiency(
             risk_model, test, rankings, k
@@ -144,22 +160,38 @@ def main(argv=None):
         for name in rankings:
             c = figures[name]["comprehensiveness"]
             s = figures[name]["sufficiency"]
-            print(
-                f"| {k} | {name} | {_mean(c)} | {_mean(s)} | "
-                f"{_mean(c[positives])} | {_mean(s[positives])} |"
+            result["faithfulness"].append(
+                {
+                    "k": k,
+                    "method": name.replace("_", " "),
+                    "comprehensiveness (all)": _mean(c),
+                    "sufficiency (all)": _mean(s),
+                    "comprehensiveness (positives)": _mean(c[positives]),
+                    "sufficiency (positives)": _mean(s[positives]),
+                }
             )
     if planted is not None:
         truth = [planted[i] for i in test_rows]
-        print("\n| method | top-3 recall of the planted codes |")
-        print("| --- | --- |")
-        for name, ranking in rankings.items():
-            recall = faithfulness.planted_recall(
-                scores["event_index"], ranking, truth, k=3
-            )
-            print(f"| {name} | {recall:.3f} |")
-        with_code = sum(1 for t in truth if len(t))
-        print(f"\n({with_code} test patients with a planted code)")
-    print(f"\ntotal {time.time() - started:.0f} s")
+        summary["test patients with a planted code"] = sum(
+            1 for t in truth if len(t)
+        )
+        result["planted recall"] = [
+            {
+                "method": name.replace("_", " "),
+                "top-3 recall of the planted codes": round(
+                    float(
+                        faithfulness.planted_recall(
+                            scores["event_index"], ranking, truth, k=3
+                        )
+                    ),
+                    3,
+                ),
+            }
+            for name, ranking in rankings.items()
+        ]
+    summary["total s"] = round(time.time() - started)
+    print(pages.tables(result))
+    return result
 
 
 def _rows_of(records, part):

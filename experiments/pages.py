@@ -11,8 +11,11 @@ holds a block
     <!-- end of results -->
 
 This script fills every such block with the command, the machine and the
-table (`benchmarks.pages.tables`), made from the file and never typed in;
-the prose around the blocks is the page's own. `tests/experiments/
+tables (`benchmarks.pages.tables`), made from the file and never typed in;
+the prose around the blocks is the page's own. A block
+`<!-- results: RUN/NAME KEY -->` shows the table of the result's part
+`KEY` alone, for a page that puts prose between an experiment's tables
+(and gives its command in that prose). `tests/experiments/
 pages_test.py` checks that the committed pages are what this script makes
 from the committed results.
 """
@@ -28,8 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = os.path.join(ROOT, "docs", "quality")
 RESULTS = os.path.join(PAGES, "results")
 BLOCK = re.compile(
-    r"(<!-- results: (?P<name>[\w./-]+) -->\n)(?P<body>.*?)"
-    r"(<!-- end of results -->)",
+    r"(<!-- results: (?P<name>[\w./-]+)(?: (?P<key>[\w -]+))? -->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<end><!-- end of results -->)",
     re.DOTALL,
 )
 
@@ -51,8 +55,10 @@ def read_result(results, name, page):
         return json.load(file)
 
 
-def block(document):
-    """What a block shows of one result `document`."""
+def block(document, key=None):
+    """What a block shows of one result `document` (of its part `key`)."""
+    if key is not None:
+        return f"{benchmark_pages.tables(document['result'][key])}\n\n"
     return (
         f"Measured {benchmark_pages.machine_line(document)}, with:\n\n"
         f"```bash\n{document['command']}\n```\n\n"
@@ -65,7 +71,13 @@ def filled(text, results, page="the page"):
 
     def fill(match):
         document = read_result(results, match["name"], page)
-        return match[1] + "\n" + block(document) + match[4]
+        key = match["key"]
+        if key is not None and key not in document["result"]:
+            raise KeyError(
+                f"{page} shows part {key!r} of results {match['name']}, "
+                f"which has {', '.join(map(repr, document['result']))}"
+            )
+        return match[1] + "\n" + block(document, key) + match["end"]
 
     return BLOCK.sub(fill, text)
 

@@ -27,12 +27,12 @@ def test_every_result_file_is_on_a_page():
         str(path.relative_to(RESULTS).with_suffix(""))
         for path in RESULTS.rglob("*.json")
     }
-    on_pages = [
+    on_pages = {
         name
         for path in (ROOT / "docs" / "quality").glob("*.md")
         for name in pages.shown(path.read_text())
-    ]
-    assert sorted(on_pages) == sorted(files)
+    }
+    assert on_pages == files
 
 
 def _document():
@@ -71,3 +71,17 @@ def test_a_missing_result_names_the_page_and_the_file(tmp_path):
     page = "<!-- results: run/missing -->\n<!-- end of results -->\n"
     with pytest.raises(FileNotFoundError, match="quality.md shows results"):
         pages.filled(page, str(tmp_path), "quality.md")
+
+
+def test_a_keyed_block_shows_that_part_alone(tmp_path):
+    document = _document()
+    document["result"] = {"auroc": document["result"], "other": [{"a": 1}]}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "exp.json").write_text(json.dumps(document))
+    page = "<!-- results: run/exp auroc -->\n<!-- end of results -->\n"
+    text = pages.filled(page, str(tmp_path))
+    assert "| SICK | attention | 73.11 |" in text.splitlines()
+    assert "Measured" not in text and "| a |" not in text
+    missing = "<!-- results: run/exp speed -->\n<!-- end of results -->\n"
+    with pytest.raises(KeyError, match="part 'speed' of results run/exp"):
+        pages.filled(missing, str(tmp_path), "ehr.md")
