@@ -175,20 +175,19 @@ def _measure(args):
         summary["test patients with a planted code"] = sum(
             1 for t in truth if len(t)
         )
-        result["planted recall"] = [
-            {
-                "method": name.replace("_", " "),
-                "top-3 recall of the planted codes": round(
-                    float(
-                        faithfulness.planted_recall(
-                            scores["event_index"], ranking, truth, k=3
-                        )
+        result["planted recall"] = []
+        for name, ranking in rankings.items():
+            recall = faithfulness.planted_recall(
+                scores["event_index"], ranking, truth, k=3
+            )
+            result["planted recall"].append(
+                {
+                    "method": name.replace("_", " "),
+                    "top-3 recall of the planted codes": round(
+                        float(recall), 3
                     ),
-                    3,
-                ),
-            }
-            for name, ranking in rankings.items()
-        ]
+                }
+            )
     summary["total s"] = round(time.time() - started)
     print(pages.tables(result))
     return result

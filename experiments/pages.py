@@ -16,8 +16,8 @@ the prose around the blocks is the page's own. A block
 `<!-- results: RUN/NAME KEY -->` shows the table of the result's part
 `KEY` alone, for a page that puts prose between an experiment's tables
 (and gives its command in that prose). `tests/experiments/
-pages_test.py` checks that the committed pages are what this script makes
-from the committed results.
+quality_pages_test.py` checks that the committed pages are what this
+script makes from the committed results.
 """
 
 import argparse
