@@ -36,6 +36,10 @@ Models:
   of the attention model), plus `log(1 + events)`. Balanced class weights
   like the attention model; the penalty is chosen by an inner 3-fold
   cross-validation on the training part only.
+
+Prints a Markdown table per data set; with `--out DIR` it also writes them
+as `DIR/ehr_risk.json`, from which `python -m experiments.pages` makes the
+tables of the site's EHR quality page (`docs/quality/ehr.md`).
 """
 
 import argparse
@@ -61,6 +65,8 @@ from attention_zoo_apps.ehr.risk_model import auprc  # noqa: E402
 from attention_zoo_apps.ehr.risk_model import auroc  # noqa: E402
 from attention_zoo_apps.ehr.risk_model import brier_score  # noqa: E402
 from attention_zoo_apps.ehr.synthetic import make_synthetic_patients  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 PENALTIES = (0.01, 0.1, 1.0, 10.0)  # L2 strength per (weighted) example
@@ -233,7 +239,16 @@ def bootstrap(labels, risks, groups, metric, samples, seed):
     return intervals, np.percentile(differences, [2.5, 97.5], axis=0).T
 
 
+LABELS = {
+    "logistic": "logistic regression",
+    "attention-gru": "attention, GRU",
+    "attention-multihead": "attention, `MultiHead`",
+}
+
+
 def cross_validate(records, models, folds, repeats, samples):
+    """`(rows, cohort)`: a row per model of pooled out-of-fold figures with
+    bootstrap intervals, and the cohort's and the protocol's sizes."""
     labels = records.labels
     risks = {name: np.zeros(len(records)) for name in models}
     fold_scores = collections.defaultdict(list)
@@ -261,21 +276,22 @@ def cross_validate(records, models, folds, repeats, samples):
                 )
     names = list(models)
     ordered = [risks[n] for n in names]
-    print(
-        f"\n{len(records)} admissions, {records.num_positives} deaths, "
-        f"{len(set(records.groups))} persons; {folds} folds x {repeats} "
-        f"repeats; {samples} bootstrap samples of persons"
-    )
-    print(
-        "| model | pooled AUROC [95% CI] | pooled AUPRC [95% CI] | "
-        "AUROC - logistic [95% CI] | fold AUROC mean (sd) | Brier | "
-        "train+predict s |"
-    )
-    print("| --- | --- | --- | --- | --- | ---: | ---: |")
+    cohort = {
+        "admissions": len(records),
+        "deaths": int(records.num_positives),
+        "persons": len(set(records.groups)),
+        "folds x repeats": f"{folds} x {repeats}",
+        "bootstrap samples of persons": samples,
+        "prevalence (the AUPRC of a random ranking)": f"{labels.mean():.3f}",
+        "Brier score of a constant risk at the prevalence": (
+            f"{brier_score(labels, np.full(len(labels), labels.mean())):.3f}"
+        ),
+    }
     roc, roc_diff = bootstrap(
         labels, ordered, records.groups, auroc, samples, 0
     )
     prc, _ = bootstrap(labels, ordered, records.groups, auprc, samples, 0)
+    rows = []
     for j, name in enumerate(names):
         pooled_roc = auroc(labels, ordered[j])
         folds_roc = np.array([s[0] for s in fold_scores[name]], "float64")
@@ -286,29 +302,37 @@ def cross_validate(records, models, folds, repeats, samples):
             else f"{pooled_roc - auroc(labels, ordered[0]):+.3f} "
             f"[{roc_diff[j - 1][0]:+.3f}, {roc_diff[j - 1][1]:+.3f}]"
         )
-        print(
-            f"| {name} | {pooled_roc:.3f} "
-            f"[{roc[j][0]:.3f}, {roc[j][1]:.3f}] | "
-            f"{auprc(labels, ordered[j]):.3f} "
-            f"[{prc[j][0]:.3f}, {prc[j][1]:.3f}]"
-            f" | {difference} | {folds_roc.mean():.3f} ({folds_roc.std():.3f})"
-            f" | {brier_score(labels, ordered[j]):.4f} | "
-            f"{seconds[name]:.0f} |"
+        rows.append(
+            {
+                "model": LABELS.get(name, name),
+                "pooled AUROC [95% CI]": f"{pooled_roc:.3f} "
+                f"[{roc[j][0]:.3f}, {roc[j][1]:.3f}]",
+                "pooled AUPRC [95% CI]": f"{auprc(labels, ordered[j]):.3f} "
+                f"[{prc[j][0]:.3f}, {prc[j][1]:.3f}]",
+                "AUROC - logistic [95% CI]": difference,
+                "fold AUROC mean (sd)": (
+                    f"{folds_roc.mean():.3f} ({folds_roc.std():.3f})"
+                ),
+                "Brier": f"{brier_score(labels, ordered[j]):.4f}",
+                f"train + predict s ({folds * repeats} folds)": round(
+                    seconds[name]
+                ),
+            }
         )
-    print(f"(prevalence, the AUPRC of a random ranking: {labels.mean():.3f})")
+    return rows, cohort
 
 
 def held_out(records, synthetic, models):
+    """`(rows, split)`: a row per model of its test figures, and the
+    split's sizes."""
     train, validation, test = split_patients(records, 0.1, 0.1, seed=0)
-    print(
-        f"{len(train)} train / {len(validation)} validation / {len(test)} "
-        f"test patients ({test.num_positives} test positives)"
-    )
-    print(
-        "| model | parameters | train s | AUROC | AUPRC | Brier | "
-        "planted code in top 3 |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    split = {
+        "train patients": len(train),
+        "validation patients": len(validation),
+        "test patients": len(test),
+        "test positives": int(test.num_positives),
+    }
+    rows = []
     for name, make in models.items():
         start = time.perf_counter()
         model = make().fit(train, seed=0)
@@ -316,18 +340,25 @@ def held_out(records, synthetic, models):
         risk = model.predict(test)
         params, planted = "-", "-"
         if isinstance(model, Attention):
-            params = f"{model.model.model.count_params():,}"
+            params = model.model.model.count_params()
             share = cli.explain_positives(model.model, test, synthetic, shown=0)
             planted = f"{share:.0%}"
-        print(
-            f"| {name} | {params} | {seconds:.0f} | "
-            f"{auroc(test.labels, risk):.3f} | {auprc(test.labels, risk):.3f}"
-            f" | {brier_score(test.labels, risk):.4f} | {planted} |",
-            flush=True,
+        rows.append(
+            {
+                "model": LABELS.get(name, name),
+                "parameters": params,
+                "train s": round(seconds),
+                "AUROC": f"{auroc(test.labels, risk):.3f}",
+                "AUPRC": f"{auprc(test.labels, risk):.3f}",
+                "Brier": f"{brier_score(test.labels, risk):.4f}",
+                "planted code in top 3": planted,
+            }
         )
+        print(f"{name}: test AUROC {rows[-1]['AUROC']}", flush=True)
+    return rows, split
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--datasets",
@@ -339,7 +370,21 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--encoders", nargs="+", default=["gru", "multihead"])
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--out", help="a folder for ehr_risk.json (the tables) and .txt"
+    )
+    return parser
+
+
+def main(argv=None):
+    harness.run(__file__, _parser(), _measure, argv)
+    return 0
+
+
+def _measure(args):
+    """Per data set, its table (`DATASET`) and its sizes (`DATASET data`);
+    prints them."""
+    result = {}
     for dataset in args.datasets:
         print(f"\n## {dataset}", flush=True)
         if dataset == "synthetic":
@@ -360,12 +405,15 @@ def main(argv=None):
                 config
             )
         if dataset == "synthetic":
-            held_out(records, synthetic, models)
+            rows, sizes = held_out(records, synthetic, models)
         else:
-            cross_validate(
+            rows, sizes = cross_validate(
                 records, models, args.folds, args.repeats, args.bootstrap
             )
-    return 0
+        result[dataset] = rows
+        result[f"{dataset} data"] = sizes
+        print(pages.tables({dataset: rows, f"{dataset} data": sizes}))
+    return result
 
 
 if __name__ == "__main__":
