@@ -21,6 +21,10 @@ scratch on the same small data, scored on the same test examples.
 Both sides train with Adam and early stopping on the validation loss
 (`--patience`, the best epoch kept). The fine-tuned side keeps the shipped
 vocabulary and sizes; new words go through its subwords.
+
+Prints a Markdown table per task; with `--out DIR` it also writes them as
+`DIR/fine_tuning.json`, from which `python -m experiments.pages` makes the
+tables of the site's fine-tuning page (`docs/quality/fine-tuning.md`).
 """
 
 import argparse
@@ -35,6 +39,8 @@ from attention_zoo_apps.entailment.classifier import EntailmentClassifier  # noq
 from attention_zoo_apps.entailment.config import EntailmentConfig  # noqa: E402
 from attention_zoo_apps.translation import data as translation_data  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
@@ -61,30 +67,30 @@ def translation(args):
     test = test[: args.test_pairs]
     print(f"{len(mine)} fine-tuning / {len(validation)} validation / "
           f"{len(test)} test pairs")  # fmt: skip
-    rows = []
     tuned = Translator.from_preset("translation-spa-eng")
-    shipped = tuned.evaluate(test)
-    rows.append(("translation-spa-eng as shipped", 0, 0.0, shipped))
+    rows = [_row("`translation-spa-eng` as shipped", tuned.evaluate(test))]
     minutes = _train(
         tuned, mine, validation, args.epochs, args.patience, args.learning_rate
     )
-    rows.append(("fine-tuned from translation-spa-eng", _epochs(tuned),
-                 minutes, tuned.evaluate(test)))  # fmt: skip
+    name = f"fine-tuned on the {len(mine):,} pairs"
+    rows.append(_row(name, tuned.evaluate(test), tuned, minutes))
     scratch = Translator(
         tuned.config.replace(learning_rate=1e-3, epochs=args.scratch_epochs)
     )
     minutes = _train(
         scratch, mine, validation, args.scratch_epochs, args.patience, None
     )
-    rows.append(("from scratch, same model, same pairs", _epochs(scratch),
-                 minutes, scratch.evaluate(test)))  # fmt: skip
-    print("\n| translation (spa->eng) | epochs kept / run | train min | "
-          "test BLEU (cased) | test chrF |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, epochs, minutes, scores in rows:
-        print(f"| {name} | {epochs} | {minutes:.1f} | {scores['bleu']:.2f} | "
-              f"{scores['chrf']:.2f} |")  # fmt: skip
-    print(f"sacreBLEU {rows[0][3]['bleu_signature']}")
+    name = f"from scratch on the {len(mine):,} pairs"
+    rows.append(_row(name, scratch.evaluate(test), scratch, minutes))
+    data = {
+        "fine-tuning pairs": len(mine),
+        "validation pairs": len(validation),
+        "test pairs (the first of the test split)": len(test),
+        "sacreBLEU": rows[0].pop("signature"),
+    }
+    for row in rows[1:]:
+        row.pop("signature")
+    return rows, data
 
 
 def entailment(args):
@@ -94,14 +100,13 @@ def entailment(args):
     test = entailment_data.load_sick(path, "test")
     print(f"SICK: {len(train)} train / {len(validation)} trial / "
           f"{len(test)} test pairs")  # fmt: skip
-    rows = []
     tuned = EntailmentClassifier.from_preset("entailment-snli")
-    rows.append(("entailment-snli as shipped", 0, 0.0, tuned.evaluate(test)))
+    rows = [_row("`entailment-snli` as shipped", tuned.evaluate(test))]
     minutes = _train(
         tuned, train, validation, args.epochs, args.patience, args.learning_rate
     )
-    rows.append(("fine-tuned from entailment-snli", _epochs(tuned), minutes,
-                 tuned.evaluate(test)))  # fmt: skip
+    name = "fine-tuned on SICK TRAIN (its GloVe kept fixed, as shipped)"
+    rows.append(_row(name, tuned.evaluate(test), tuned, minutes))
     scratch = EntailmentClassifier(
         EntailmentConfig(embedding_dim=50, epochs=args.scratch_epochs)
     )
@@ -109,15 +114,31 @@ def entailment(args):
     minutes = _train(
         scratch, train, validation, args.scratch_epochs, args.patience, None
     )
-    name = "from scratch on SICK (GloVe 50-d, fine-tuned)"
-    report = scratch.evaluate(test)
-    rows.append((name, _epochs(scratch), minutes, report))
-    print("\n| entailment (SICK test) | epochs kept / run | train min | "
-          "test accuracy |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: |")
-    for name, epochs, minutes, report in rows:
-        print(f"| {name} | {epochs} | {minutes:.1f} | "
-              f"{100 * report['accuracy']:.2f}% |")  # fmt: skip
+    name = "from scratch on SICK TRAIN, GloVe fine-tuned"
+    rows.append(_row(name, scratch.evaluate(test), scratch, minutes))
+    data = {
+        "SICK TRAIN pairs": len(train),
+        "SICK TRIAL pairs (validation)": len(validation),
+        "SICK TEST pairs": len(test),
+    }
+    return rows, data
+
+
+def _row(name, scores, bundle=None, minutes=None):
+    """A table row: `name`, the epochs and minutes of training (none for a
+    shipped model) and the test figures of `scores` (`evaluate`'s)."""
+    row = {
+        "model": name,
+        "epochs kept / run": "-" if bundle is None else _epochs(bundle),
+        "train min": "-" if minutes is None else f"{minutes:.1f}",
+    }
+    if "bleu" in scores:
+        row["BLEU (cased)"] = f"{scores['bleu']:.2f}"
+        row["chrF"] = f"{scores['chrf']:.2f}"
+        row["signature"] = scores["bleu_signature"]
+    else:
+        row["accuracy"] = f"{100 * scores['accuracy']:.2f}%"
+    return row
 
 
 def _epochs(bundle):
@@ -130,7 +151,7 @@ def _epochs(bundle):
     return f"{best} / {len(losses)}"
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--tasks",
@@ -149,10 +170,29 @@ def main(argv=None):
         default=3e-4,
         help="the fine-tuning learning rate (from scratch: 1e-3)",
     )
-    args = parser.parse_args(argv)
-    for task in args.tasks:
-        globals()[task](args)
+    parser.add_argument(
+        "--out", help="a folder for fine_tuning.json (the tables) and .txt"
+    )
+    return parser
+
+
+def main(argv=None):
+    harness.run(__file__, _parser(), _measure, argv)
     return 0
+
+
+def _measure(args):
+    """Per task, its table (`TASK`) and its data sizes (`TASK data`);
+    prints them."""
+    result = {}
+    for task in args.tasks:
+        rows, data = {"translation": translation, "entailment": entailment}[
+            task
+        ](args)
+        result[task] = rows
+        result[f"{task} data"] = data
+        print(pages.tables({task: rows, f"{task} data": data}), flush=True)
+    return result
 
 
 if __name__ == "__main__":
