@@ -27,7 +27,10 @@ entropy bonus (`attention_mode="hard"`). Everything else is the same:
 Test captions use beam search (`--beam-size`). Hard models are decoded
 twice: reading the most likely cell (`hard`, the default) and, with the
 same weights, the expectation (`hard/expectation`). The attention overlay
-of the first test image is written per model to `--out`.
+of the first test image is written per model to `--out`, with the table as
+`captioning_hard_attention.json` (and `.txt`, all that was printed), from
+which `python -m experiments.pages` makes the tables of the site's
+captioning page (`docs/quality/captioning.md`).
 """
 
 import argparse
@@ -47,6 +50,8 @@ from attention_zoo_apps.captioning.options import ATTENTION_MODES  # noqa: E402
 from attention_zoo_apps.captioning.overlays import plot_tokens_over_image  # noqa: E402
 from attention_zoo_apps.captioning.shapes import attention_localisation  # noqa: E402
 from attention_zoo_apps.captioning.splits import synthetic_splits  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 # The README's Flickr8k command.
@@ -154,7 +159,7 @@ def format_row(row):
     return ", ".join(parts)
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--dataset", default="shapes", choices=["shapes", "flickr8k"]
@@ -201,9 +206,20 @@ def main(argv=None):
     parser.add_argument(
         "--out",
         default=os.path.join("outputs", "experiments", "hard_attention"),
-        help="folder of the attention overlays",
+        help="folder of the attention overlays, and of "
+        "captioning_hard_attention.json (the table) and .txt",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    harness.run(__file__, _parser(), _measure, argv)
+    return 0
+
+
+def _measure(args):
+    """Trains and scores every seed and mode; prints and returns the
+    table's rows."""
     os.makedirs(args.out, exist_ok=True)
     data = splits(args)
     print(
@@ -215,23 +231,27 @@ def main(argv=None):
     for seed in args.seeds:
         for mode in args.modes:
             rows += run(mode, seed, data, args)
-    print(
-        "\n| model | seed | exact | localisation (chance) | BLEU-4 | "
-        "CIDEr-D | train min |\n| --- | ---: | ---: | ---: | ---: | ---: "
-        "| ---: |"
-    )
+    table = []
     for row in rows:
         located = "-"
         if "localisation" in row:
             located = f"{row['localisation']:.1%} ({row['chance']:.1%})"
-        print(
-            f"| {row['model']} | {row['seed']} | {row['exact']:.1%} | "
-            f"{located} | {row['bleu_4']:.1f} | {row['cider']:.3f} | "
-            f"{row['minutes']:.1f} |"
+        table.append(
+            {
+                "model": row["model"],
+                "seed": row["seed"],
+                "exact captions": f"{row['exact']:.1%}",
+                "localisation (chance)": located,
+                "BLEU-4": f"{row['bleu_4']:.1f}",
+                "CIDEr-D": f"{row['cider']:.3f}",
+                "train min": f"{row['minutes']:.1f}",
+                "overlay": os.path.basename(row["figure"]),
+            }
         )
+    print(pages.tables(table))
     for row in rows:
         print(f"wrote {row['figure']}")
-    return 0
+    return table
 
 
 if __name__ == "__main__":
