@@ -30,6 +30,11 @@ examples; the splits stay the same) and the mean over seeds is printed.
 With a pretrained `--encoder-weights` the encoder is frozen and each
 image's features are computed once (`Captioner.caches_features`): the
 training time is the decoder's, plus one pass of the encoder per image.
+
+Prints Markdown tables; with `--out DIR` it also writes them as
+`DIR/captioning_quality.json`, from which `python -m experiments.pages`
+makes the tables of the site's captioning page
+(`docs/quality/captioning.md`).
 """
 
 import argparse
@@ -50,6 +55,8 @@ from attention_zoo_apps.captioning.metrics import caption_metrics  # noqa: E402
 from attention_zoo_apps.captioning.model import EFFICIENTNET_LITE0  # noqa: E402
 from attention_zoo_apps.captioning.options import PREDICTIONS  # noqa: E402
 from attention_zoo_apps.captioning.shapes import attention_localisation  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA as SHARED  # noqa: E402
 
 
@@ -67,7 +74,7 @@ def load(dataset, image_size, seed):
     return tuple(cli.read_split(split, image_size) for split in splits)
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--datasets",
@@ -132,8 +139,22 @@ def main(argv=None):
         default=["attention", "baseline"],
         choices=["attention", "baseline"],
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--out",
+        help="a folder for captioning_quality.json (the tables) and .txt",
+    )
+    return parser
 
+
+def main(argv=None):
+    harness.run(__file__, _parser(), _measure, argv)
+    return 0
+
+
+def _measure(args):
+    """`{"test": rows}`, a row per model and seed; with several seeds
+    also `"mean over seeds"`, and with both models `"attention minus
+    baseline"` (paired bootstrap intervals). Prints them."""
     rows = []
     captions = {}  # (dataset, model, seed) -> split -> (hypotheses, refs)
     for dataset in args.datasets:
@@ -170,35 +191,10 @@ def main(argv=None):
                 )
                 rows.append(row)
                 captions[dataset, name, seed] = outputs
-    print(
-        "\n| data | model | seed | parameters | best epoch / run | train min "
-        "| BLEU-1 | BLEU-2 | BLEU-3 | BLEU-4 | CIDEr-D | exact | "
-        "localisation | val BLEU-4 | val CIDEr-D |"
-    )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-          "| ---: | ---: | ---: | ---: | ---: |")  # fmt: skip
-    for row in rows:
-        (
-            data_name,
-            name,
-            seed,
-            params,
-            best,
-            run,
-            minutes,
-            s,
-            exact,
-            located,
-            v,
-        ) = row
-        bleu = " | ".join(f"{s[f'bleu_{n}']:.1f}" for n in range(1, 5))
-        print(
-            f"| {data_name} | {name} | {seed} | {params:,} | {best} / {run} | "
-            f"{minutes:.1f} | {bleu} | {s['cider']:.3f} | {exact:.1%} | "
-            f"{located:.1%} | {v['bleu_4']:.1f} | {v['cider']:.3f} |"
-        )
+    result = {"test": rows}
     if len(args.seeds) > 1:
-        print_seed_means(rows)
+        result["mean over seeds"] = seed_means(rows)
+    differences = []
     for dataset in args.datasets:
         for seed in args.seeds:
             pair = [
@@ -206,10 +202,13 @@ def main(argv=None):
                 for m in ("attention", "baseline")
             ]
             if None not in pair:
-                print_paired_bootstrap(
-                    f"{dataset}, seed {seed}", *pair, args.bootstrap
+                differences += attention_minus_baseline(
+                    dataset, seed, *pair, args.bootstrap
                 )
-    return 0
+    if differences:
+        result["attention minus baseline"] = differences
+    print(pages.tables(result))
+    return result
 
 
 def train_and_score(dataset, name, base, seed, splits, args):
@@ -263,8 +262,24 @@ def train_and_score(dataset, name, base, seed, splits, args):
     )
     for hypothesis, refs in list(zip(hypotheses, test.captions))[:3]:
         print(f"  {hypothesis}\n    (reference: {refs[0]})")
-    row = (dataset, name, seed, captioner.model.count_params(), best,
-           len(losses), minutes, scores, exact, located, checked)  # fmt: skip
+    row = {
+        "data": dataset,
+        "model": (
+            f"attention, {config.prediction} prediction"
+            if attention
+            else "mean feature, no attention"
+        ),
+        "seed": seed,
+        "parameters": captioner.model.count_params(),
+        "best epoch / run": f"{best} / {len(losses)}",
+        "train min": f"{minutes:.1f}",
+        **{f"BLEU-{n}": f"{scores[f'bleu_{n}']:.1f}" for n in range(1, 5)},
+        "CIDEr-D": f"{scores['cider']:.3f}",
+        "exact": f"{exact:.1%}",
+        "localisation": "-" if np.isnan(located) else f"{located:.1%}",
+        "validation BLEU-4": f"{checked['bleu_4']:.1f}",
+        "validation CIDEr-D": f"{checked['cider']:.3f}",
+    }
     outputs = {
         "validation": (checked_hypotheses, validation.captions),
         "test": (hypotheses, test.captions),
@@ -272,31 +287,26 @@ def train_and_score(dataset, name, base, seed, splits, args):
     return row, outputs
 
 
-def print_seed_means(rows):
-    """Mean (and spread) over seeds of BLEU-4 and CIDEr-D per model."""
-    print("\nMean over seeds (min-max):")
+def seed_means(rows):
+    """A row per data set and model: the mean (min-max) over seeds of
+    BLEU-4 and CIDEr-D, on test and validation, and of the minutes."""
     groups = {}
     for row in rows:
-        groups.setdefault(row[:2], []).append(row)
+        groups.setdefault((row["data"], row["model"]), []).append(row)
+    means = []
     for (data_name, name), group in groups.items():
-        parts = []
-        for label, index in (("test", 7), ("validation", 10)):
-            for metric, scale in (("bleu_4", "{:.1f}"), ("cider", "{:.3f}")):
-                values = [row[index][metric] for row in group]
-                parts.append(
-                    f"{label} {metric} "
-                    + scale.format(np.mean(values))
-                    + " ("
-                    + scale.format(min(values))
-                    + "-"
-                    + scale.format(max(values))
-                    + ")"
+        mean = {"data": data_name, "model": name, "seeds": len(group)}
+        for split in ("", "validation "):
+            for metric, digits in (("BLEU-4", 1), ("CIDEr-D", 3)):
+                values = [float(row[split + metric]) for row in group]
+                mean[f"{split or 'test '}{metric} mean (min-max)"] = (
+                    f"{np.mean(values):.{digits}f} ({min(values):.{digits}f}"
+                    f"-{max(values):.{digits}f})"
                 )
-        minutes = np.mean([row[6] for row in group])
-        print(
-            f"  {data_name} {name} ({len(group)} seeds, {minutes:.1f} min "
-            f"each): " + ", ".join(parts)
-        )
+        minutes = np.mean([float(row["train min"]) for row in group])
+        mean["train min (mean)"] = f"{minutes:.1f}"
+        means.append(mean)
+    return means
 
 
 def paired_bootstrap(first, second, references, samples, seed=0):
@@ -321,22 +331,29 @@ def paired_bootstrap(first, second, references, samples, seed=0):
     return difference(range(count)), low, high
 
 
-def print_paired_bootstrap(label, attention, baseline, samples):
-    print(
-        f"\n{label}, attention minus baseline, 95 % paired bootstrap "
-        f"intervals ({samples} resamples of the images):"
-    )
+def attention_minus_baseline(dataset, seed, attention, baseline, samples):
+    """A row per split: attention's BLEU-4 and CIDEr-D minus the
+    baseline's on the same images, with 95 % paired bootstrap intervals
+    over `samples` resamples of the images."""
+    rows = []
     for split in ("validation", "test"):
         hypotheses, references = attention[split]
         observed, low, high = paired_bootstrap(
             hypotheses, baseline[split][0], references, samples
         )
-        print(
-            f"  {split}: BLEU-4 {observed[0]:+.1f} "
-            f"[{low[0]:+.1f}, {high[0]:+.1f}], CIDEr-D {observed[1]:+.3f} "
-            f"[{low[1]:+.3f}, {high[1]:+.3f}]",
-            flush=True,
+        rows.append(
+            {
+                "data": dataset,
+                "seed": seed,
+                "split": split,
+                "BLEU-4 [95% CI]": f"{observed[0]:+.1f} "
+                f"[{low[0]:+.1f}, {high[0]:+.1f}]",
+                "CIDEr-D [95% CI]": f"{observed[1]:+.3f} "
+                f"[{low[1]:+.3f}, {high[1]:+.3f}]",
+                "resamples": samples,
+            }
         )
+    return rows
 
 
 if __name__ == "__main__":
