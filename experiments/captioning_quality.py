@@ -75,7 +75,10 @@ def load(dataset, image_size, seed):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(
+        __doc__,
+        out_help="a folder for captioning_quality.json (the tables) and .txt",
+    )
     parser.add_argument(
         "--datasets",
         nargs="+",
@@ -138,10 +141,6 @@ def _parser():
         nargs="+",
         default=["attention", "baseline"],
         choices=["attention", "baseline"],
-    )
-    parser.add_argument(
-        "--out",
-        help="a folder for captioning_quality.json (the tables) and .txt",
     )
     return parser
 

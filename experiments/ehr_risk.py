@@ -42,7 +42,6 @@ as `DIR/ehr_risk.json`, from which `python -m experiments.pages` makes the
 tables of the site's EHR quality page (`docs/quality/ehr.md`).
 """
 
-import argparse
 import collections
 import os
 import sys
@@ -359,7 +358,9 @@ def held_out(records, synthetic, models):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(
+        __doc__, out_help="a folder for ehr_risk.json (the tables) and .txt"
+    )
     parser.add_argument(
         "--datasets",
         nargs="+",
@@ -370,9 +371,6 @@ def _parser():
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--encoders", nargs="+", default=["gru", "multihead"])
-    parser.add_argument(
-        "--out", help="a folder for ehr_risk.json (the tables) and .txt"
-    )
     return parser
 
 

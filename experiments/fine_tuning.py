@@ -27,7 +27,6 @@ Prints a Markdown table per task; with `--out DIR` it also writes them as
 tables of the site's fine-tuning page (`docs/quality/fine-tuning.md`).
 """
 
-import argparse
 import os
 import sys
 import time
@@ -152,7 +151,9 @@ def _epochs(bundle):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(
+        __doc__, out_help="a folder for fine_tuning.json (the tables) and .txt"
+    )
     parser.add_argument(
         "--tasks",
         nargs="+",
@@ -169,9 +170,6 @@ def _parser():
         type=float,
         default=3e-4,
         help="the fine-tuning learning rate (from scratch: 1e-3)",
-    )
-    parser.add_argument(
-        "--out", help="a folder for fine_tuning.json (the tables) and .txt"
     )
     return parser
 
