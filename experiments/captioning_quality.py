@@ -155,6 +155,7 @@ def _measure(args):
     also `"mean over seeds"`, and with both models `"attention minus
     baseline"` (paired bootstrap intervals). Prints them."""
     rows = []
+    runs = []  # (row, outputs) of each model and seed
     captions = {}  # (dataset, model, seed) -> split -> (hypotheses, refs)
     for dataset in args.datasets:
         if dataset == "shapes":
@@ -189,10 +190,11 @@ def _measure(args):
                     dataset, name, base, seed, (train, validation, test), args
                 )
                 rows.append(row)
+                runs.append((row, outputs))
                 captions[dataset, name, seed] = outputs
     result = {"test": rows}
     if len(args.seeds) > 1:
-        result["mean over seeds"] = seed_means(rows)
+        result["mean over seeds"] = seed_means(runs)
     differences = []
     for dataset in args.datasets:
         for seed in args.seeds:
@@ -282,27 +284,35 @@ def train_and_score(dataset, name, base, seed, splits, args):
     outputs = {
         "validation": (checked_hypotheses, validation.captions),
         "test": (hypotheses, test.captions),
+        # The unrounded figures, for the means over seeds.
+        "scores": {"test": scores, "validation": checked},
+        "minutes": minutes,
     }
     return row, outputs
 
 
-def seed_means(rows):
+def seed_means(runs):
     """A row per data set and model: the mean (min-max) over seeds of
-    BLEU-4 and CIDEr-D, on test and validation, and of the minutes."""
+    BLEU-4 and CIDEr-D, on test and validation, and of the minutes, from
+    the unrounded figures of `runs` (`train_and_score`'s `(row,
+    outputs)`)."""
     groups = {}
-    for row in rows:
-        groups.setdefault((row["data"], row["model"]), []).append(row)
+    for row, outputs in runs:
+        groups.setdefault((row["data"], row["model"]), []).append(outputs)
     means = []
     for (data_name, name), group in groups.items():
         mean = {"data": data_name, "model": name, "seeds": len(group)}
-        for split in ("", "validation "):
-            for metric, digits in (("BLEU-4", 1), ("CIDEr-D", 3)):
-                values = [float(row[split + metric]) for row in group]
-                mean[f"{split or 'test '}{metric} mean (min-max)"] = (
+        for split in ("test", "validation"):
+            for metric, key, digits in (
+                ("BLEU-4", "bleu_4", 1),
+                ("CIDEr-D", "cider", 3),
+            ):
+                values = [run["scores"][split][key] for run in group]
+                mean[f"{split} {metric} mean (min-max)"] = (
                     f"{np.mean(values):.{digits}f} ({min(values):.{digits}f}"
                     f"-{max(values):.{digits}f})"
                 )
-        minutes = np.mean([float(row["train min"]) for row in group])
+        minutes = np.mean([run["minutes"] for run in group])
         mean["train min (mean)"] = f"{minutes:.1f}"
         means.append(mean)
     return means
