@@ -37,9 +37,11 @@ TINY = {
         + ["--stream-steps", "4"],
         {},
     ),
+    # Two applications, as its docstring's `--apps translation ehr`: each
+    # one trains and exports twice.
     "export_latency": (
-        ["--repeats", "2", "--batch", "2", "--warmup", "1", "--units", "8"]
-        + ["--embedding-dim", "8"],
+        ["--apps", "translation", "ehr", "--repeats", "2", "--batch", "2"]
+        + ["--warmup", "1", "--units", "8", "--embedding-dim", "8"],
         {},
     ),
     "translation_training_bench": (["--quick"], {}),
@@ -87,10 +89,12 @@ def test_a_documented_benchmark_runs_on_tiny_sizes(name, tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_mirrored_throughput_runs_quick(tmp_path):
     # A process of its own: the benchmark splits the CPU into two logical
-    # devices before TensorFlow starts.
+    # devices before TensorFlow starts. Two applications, as its
+    # docstring's `--apps ehr entailment`: each trains three ways.
     command = [sys.executable, "-m", "benchmarks.mirrored_throughput"]
     completed = subprocess.run(
-        [*command, "--quick", "--out", str(tmp_path)],
+        [*command, "--quick", "--apps", "ehr", "entailment"]
+        + ["--out", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
