@@ -154,7 +154,6 @@ def _measure(args):
     """`{"test": rows}`, a row per model and seed; with several seeds
     also `"mean over seeds"`, and with both models `"attention minus
     baseline"` (paired bootstrap intervals). Prints them."""
-    rows = []
     runs = []  # (row, outputs) of each model and seed
     captions = {}  # (dataset, model, seed) -> split -> (hypotheses, refs)
     for dataset in args.datasets:
@@ -189,10 +188,9 @@ def _measure(args):
                 row, outputs = train_and_score(
                     dataset, name, base, seed, (train, validation, test), args
                 )
-                rows.append(row)
                 runs.append((row, outputs))
                 captions[dataset, name, seed] = outputs
-    result = {"test": rows}
+    result = {"test": [row for row, _ in runs]}
     if len(args.seeds) > 1:
         result["mean over seeds"] = seed_means(runs)
     differences = []
