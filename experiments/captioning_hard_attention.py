@@ -33,9 +33,7 @@ which `python -m experiments.pages` makes the tables of the site's
 captioning page (`docs/quality/captioning.md`).
 """
 
-import argparse
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -160,7 +158,12 @@ def format_row(row):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(
+        __doc__,
+        out=os.path.join("outputs", "experiments", "hard_attention"),
+        out_help="folder of the attention overlays, and of "
+        "captioning_hard_attention.json (the table) and .txt",
+    )
     parser.add_argument(
         "--dataset", default="shapes", choices=["shapes", "flickr8k"]
     )
@@ -203,18 +206,11 @@ def _parser():
         "expectation in a training step (the paper's 0.5)",
     )
     parser.add_argument("--beam-size", type=int, default=3)
-    parser.add_argument(
-        "--out",
-        default=os.path.join("outputs", "experiments", "hard_attention"),
-        help="folder of the attention overlays, and of "
-        "captioning_hard_attention.json (the table) and .txt",
-    )
     return parser
 
 
 def main(argv=None):
-    harness.run(__file__, _parser(), _measure, argv)
-    return 0
+    return harness.run(__file__, _parser(), _measure, argv)
 
 
 def _measure(args):
@@ -255,4 +251,4 @@ def _measure(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -39,7 +39,6 @@ makes the tables of the site's captioning page
 
 import argparse
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -146,8 +145,7 @@ def _parser():
 
 
 def main(argv=None):
-    harness.run(__file__, _parser(), _measure, argv)
-    return 0
+    return harness.run(__file__, _parser(), _measure, argv)
 
 
 def _measure(args):
@@ -364,4 +362,4 @@ def attention_minus_baseline(dataset, seed, attention, baseline, samples):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

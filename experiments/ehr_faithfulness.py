@@ -25,7 +25,6 @@ with `--out DIR` it also writes them as `DIR/ehr_faithfulness.json`, from
 which `python -m experiments.pages` makes the page's tables.
 """
 
-import argparse
 import os
 import time
 
@@ -51,7 +50,10 @@ MIMIC_IV = os.path.join(SHARED_DATA, "mimic-iv-demo")
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(
+        __doc__,
+        out_help="a folder for ehr_faithfulness.json (the tables) and .txt",
+    )
     parser.add_argument(
         "--dataset", choices=("synthetic", "mimic"), default="synthetic"
     )
@@ -60,9 +62,6 @@ def _parser():
     parser.add_argument("--steps", type=int, default=attributions.STEPS)
     parser.add_argument("--k", type=int, nargs="+", default=[1, 3, 5])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--out", help="a folder for ehr_faithfulness.json (the tables) and .txt"
-    )
     return parser
 
 

@@ -44,7 +44,6 @@ tables of the site's EHR quality page (`docs/quality/ehr.md`).
 
 import collections
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -375,8 +374,7 @@ def _parser():
 
 
 def main(argv=None):
-    harness.run(__file__, _parser(), _measure, argv)
-    return 0
+    return harness.run(__file__, _parser(), _measure, argv)
 
 
 def _measure(args):
@@ -415,4 +413,4 @@ def _measure(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -30,7 +30,6 @@ epochs and keeps the best epoch's weights: the only choice made on data,
 and it is made on validation. Each model is then evaluated once on test.
 """
 
-import argparse
 import math
 import os
 import time
@@ -68,7 +67,10 @@ def load(dataset):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(
+        __doc__,
+        out_help="a folder for entailment_accuracy.json (the rows) and .txt",
+    )
     parser.add_argument(
         "--datasets",
         nargs="+",
@@ -95,10 +97,6 @@ def main(argv=None):
         help="keep the (random) word vectors fixed",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--out",
-        help="a folder for entailment_accuracy.json (the rows) and .txt",
-    )
     return harness.run(__file__, parser, _measure, argv)
 
 

@@ -28,7 +28,6 @@ tables of the site's fine-tuning page (`docs/quality/fine-tuning.md`).
 """
 
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -175,8 +174,7 @@ def _parser():
 
 
 def main(argv=None):
-    harness.run(__file__, _parser(), _measure, argv)
-    return 0
+    return harness.run(__file__, _parser(), _measure, argv)
 
 
 def _measure(args):
@@ -194,4 +192,4 @@ def _measure(args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
