@@ -37,6 +37,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from attention_zoo.export.atomic_file import atomic_write
+
 BACKEND = keras.backend.backend()
 # The repository root (the working directory of `python -m benchmarks.NAME`).
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,7 +103,9 @@ def run(script, argument_parser, body, argv=None):
     """Parses `argv`, returns `body(args)`; with `--out DIR`, also writes
     `DIR/NAME.txt` (the command line, then all that was printed) and
     `DIR/NAME.json` (the result), `NAME` being the module of `script`
-    (the benchmark's `__file__`; the experiments' too)."""
+    (the benchmark's `__file__`; the experiments' too). Each file is
+    replaced whole (`atomic_write`): a kill or a full disk leaves the
+    previous one, never a cut one."""
     args = argument_parser.parse_args(argv)
     if not getattr(args, "out", None):
         return body(args)
@@ -112,7 +116,7 @@ def run(script, argument_parser, body, argv=None):
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         result = body(args)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{name}.txt"), "w") as file:
+    with atomic_write(os.path.join(args.out, f"{name}.txt")) as file:
         file.write(
             f"Command: `KERAS_BACKEND={BACKEND} {command}` "
             f"({datetime.date.today().isoformat()})\n{printed.getvalue()}"
@@ -193,7 +197,7 @@ def write_json(out, name, result, **fields):
         "machine": machine(),
         "result": _jsonable(result),
     }
-    with open(path, "w") as file:
+    with atomic_write(path) as file:
         json.dump(document, file, indent=1, default=str)
     return path
 

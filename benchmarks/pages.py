@@ -26,6 +26,8 @@ import os
 
 import numpy as np
 
+from attention_zoo.export.atomic_file import atomic_write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "docs", "benchmarks", "results")
 PAGES = os.path.join(ROOT, "docs", "benchmarks")
@@ -722,7 +724,7 @@ def main(argv=None):
     parser.add_argument("--out", default=PAGES)
     args = parser.parse_args(argv)
     for name, text in make_pages(read_results(args.results)).items():
-        with open(os.path.join(args.out, name), "w") as file:
+        with atomic_write(os.path.join(args.out, name)) as file:
             file.write(text)
         print(os.path.join(args.out, name))
 

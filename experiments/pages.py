@@ -25,6 +25,7 @@ import json
 import os
 import re
 
+from attention_zoo.export.atomic_file import atomic_write
 from benchmarks import pages as benchmark_pages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,7 +111,7 @@ def main(argv=None):
     parser.add_argument("--pages", default=PAGES)
     args = parser.parse_args(argv)
     for path, text in make_pages(args.pages, args.results).items():
-        with open(path, "w") as file:
+        with atomic_write(path) as file:
             file.write(text)
         print(path)
 
