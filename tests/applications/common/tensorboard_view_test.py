@@ -37,13 +37,14 @@ def _address(process, seconds=120):
     pytest.fail(f"TensorBoard did not start (exit {process.poll()})")
 
 
-def _tags(address, plugin, seconds=60):
-    """`{run: tags}` of `plugin`, once TensorBoard has read every run
-    (it loads the logs in the background)."""
+def _tags(address, plugin, runs, seconds=60):
+    """`{run: tags}` of `plugin`, once TensorBoard has read tags of each
+    of `runs` (it loads the logs in the background)."""
     deadline = time.monotonic() + seconds
     while True:
         tags = _get(f"{address}/data/plugin/{plugin}/tags")
-        if len(tags) >= 2 or time.monotonic() > deadline:
+        read = all(tags.get(run) for run in runs)
+        if read or time.monotonic() > deadline:
             return tags
         time.sleep(0.5)
 
@@ -63,13 +64,13 @@ def test_tensorboard_shows_a_finished_run(shared):
     try:
         address = _address(process)
         print(f"TensorBoard served in {time.monotonic() - started:.1f} s")
-        scalars = _tags(address, "scalars")
+        scalars = _tags(address, "scalars", ["train", "validation"])
         assert {"train", "validation"} <= set(scalars), scalars
         assert any("loss" in tag for tag in scalars["train"])
         assert any("learning_rate" in tag for tag in scalars["train"])
         examples = watching.EXAMPLES_RUN
-        assert _tags(address, "images")[examples]
-        assert _tags(address, "text")[examples]
+        assert _tags(address, "images", [examples]).get(examples)
+        assert _tags(address, "text", [examples]).get(examples)
     finally:
         process.terminate()
         process.wait(30)
