@@ -23,12 +23,16 @@ instead of training them again; `--monotonic-decoding hard` decodes
 monotonic attention with the hard alignment (Raffel et al.'s inference,
 `MonotonicAttention(mode="hard")`, same weights) rather than the expected
 one the model trained with.
+
+Prints a Markdown table (a row per configuration, with the validation
+token accuracy and wall time of each epoch); with `--out DIR` it also
+writes it as `DIR/translation_spa_eng.json`, from which `python -m
+experiments.pages` makes the tables of the site's translation quality
+page (`docs/quality/translation.md`).
 """
 
-import argparse
 import os
 import random
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -39,6 +43,8 @@ from attention_zoo import MonotonicAttention  # noqa: E402
 from attention_zoo_apps.translation import data  # noqa: E402
 from attention_zoo_apps.translation.config import TranslationConfig  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from experiments import SHARED_DATA  # noqa: E402
 
 DATA = os.path.join(SHARED_DATA, "spa-eng", "spa.txt.gz")
@@ -69,6 +75,15 @@ CONFIGS = {
     ),
 }
 
+DESCRIPTIONS = {
+    "rnn-additive": "RNN, additive (Bahdanau) attention",
+    "rnn-general": "RNN, general (Luong) attention",
+    "rnn-none": "RNN, no attention (the bottleneck baseline)",
+    "rnn-monotonic": "RNN, monotonic attention",
+    "rnn-local": "RNN, local-p attention (D = 8)",
+    "transformer": "Transformer (2 + 2 layers)",
+}
+
 
 class TimeBudget(keras.callbacks.Callback):
     """Stops training once `seconds` of wall time have passed."""
@@ -83,8 +98,11 @@ class TimeBudget(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def _parser():
+    parser = harness.parser(
+        __doc__,
+        out_help="a folder for translation_spa_eng.json (the table) and .txt",
+    )
     parser.add_argument("--data", default=DATA)
     parser.add_argument(
         "--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS)
@@ -122,8 +140,16 @@ def main(argv=None):
         default="expected",
         help="alignment that monotonic attention decodes with",
     )
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv=None):
+    return harness.run(__file__, _parser(), _measure, argv)
+
+
+def _measure(args):
+    """A row per configuration (trained, or loaded with `--load-dir`,
+    then scored on the test split); prints them as a table."""
     pairs = data.load_tsv_pairs(
         args.data, source_column=1, target_column=0, max_pairs=args.max_pairs
     )
@@ -138,70 +164,64 @@ def main(argv=None):
     )
     rows = []
     for name in args.configs:
-        settings = dict(
-            BASE, epochs=args.epochs, lowercase=args.lowercase, **CONFIGS[name]
-        )
-        start = time.perf_counter()
-        if args.load_dir:
-            translator = Translator.load(os.path.join(args.load_dir, name))
-            # The epochs asked of the saved run (not checked: --minutes).
-            epochs, accuracy = translator.config.epochs, float("nan")
-        else:
-            translator = Translator(TranslationConfig(**settings))
-            history = translator.fit(
-                train,
-                validation,
-                callbacks=[TimeBudget(60 * args.minutes)],
-                verbose=2,
-            )
-            epochs = len(history.history["loss"])
-            accuracy = history.history.get("val_accuracy", [float("nan")])[-1]
-        minutes = (time.perf_counter() - start) / 60
-        if args.save_dir:
-            translator.save(os.path.join(args.save_dir, name))
-        if args.monotonic_decoding == "hard":
-            attention = translator.model.get_layer("attention")
-            if isinstance(attention, MonotonicAttention):
-                attention.mode = "hard"  # before the first decode traces
-        scores = translator.evaluate(test)
-        rows.append(
-            (
-                name,
-                translator.model.count_params(),
-                epochs,
-                minutes,
-                accuracy,
-                scores["bleu"],
-                scores["chrf"],
-                scores["bleu_lowercase"],
-                scores["chrf_lowercase"],
-            )
-        )
-        print(
-            f"{name}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} "
-            f"(lower-cased: {scores['bleu_lowercase']:.2f} / "
-            f"{scores['chrf_lowercase']:.2f}) after {minutes:.1f} min\n"
-            f"  sacreBLEU signature: {scores['bleu_signature']}",
-            flush=True,
-        )
-        for (source, reference), hypothesis in list(
-            zip(test, scores["hypotheses"])
-        )[:3]:
-            print(f"  {source}\n    -> {hypothesis}\n    ({reference})")
-    print(
-        "\n| model | parameters | epochs (last partial) | train minutes | "
-        "val token acc | test BLEU | test chrF | test BLEU, lower-cased | "
-        "test chrF, lower-cased |"
+        rows.append(_row(args, name, train, validation, test))
+    print(pages.tables(rows), flush=True)
+    return rows
+
+
+def _row(args, name, train, validation, test):
+    """Trains (or loads) configuration `name`, scores it on `test`."""
+    settings = dict(
+        BASE, epochs=args.epochs, lowercase=args.lowercase, **CONFIGS[name]
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for row in rows:
-        print(
-            f"| {row[0]} | {row[1]:,} | {row[2]} | {row[3]:.1f} | "
-            f"{row[4]:.3f} | {row[5]:.2f} | {row[6]:.2f} | {row[7]:.2f} | "
-            f"{row[8]:.2f} |"
+    start = time.perf_counter()
+    timer = harness.EpochTimer()
+    if args.load_dir:
+        translator = Translator.load(os.path.join(args.load_dir, name))
+        # The epochs asked of the saved run (not checked: --minutes).
+        epochs, accuracies = translator.config.epochs, []
+    else:
+        translator = Translator(TranslationConfig(**settings))
+        history = translator.fit(
+            train,
+            validation,
+            callbacks=[TimeBudget(60 * args.minutes), timer],
+            verbose=2,
         )
-    return 0
+        epochs = len(history.history["loss"])
+        accuracies = history.history.get("val_accuracy", [])
+    minutes = (time.perf_counter() - start) / 60
+    if args.save_dir:
+        translator.save(os.path.join(args.save_dir, name))
+    if args.monotonic_decoding == "hard":
+        attention = translator.model.get_layer("attention")
+        if isinstance(attention, MonotonicAttention):
+            attention.mode = "hard"  # before the first decode traces
+    scores = translator.evaluate(test)
+    print(
+        f"{name}: BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} "
+        f"(lower-cased: {scores['bleu_lowercase']:.2f} / "
+        f"{scores['chrf_lowercase']:.2f}) after {minutes:.1f} min\n"
+        f"  sacreBLEU signature: {scores['bleu_signature']}",
+        flush=True,
+    )
+    for (source, reference), hypothesis in list(
+        zip(test, scores["hypotheses"])
+    )[:3]:
+        print(f"  {source}\n    -> {hypothesis}\n    ({reference})")
+    return {
+        "model": DESCRIPTIONS[name],
+        "parameters": translator.model.count_params(),
+        "epochs": epochs,
+        "train min": round(minutes, 1),
+        "epoch s": [round(seconds) for seconds in timer.times],
+        "val token acc per epoch": [round(float(a), 3) for a in accuracies],
+        "test BLEU": round(scores["bleu"], 2),
+        "test chrF": round(scores["chrf"], 2),
+        "BLEU, lower-cased": round(scores["bleu_lowercase"], 2),
+        "chrF, lower-cased": round(scores["chrf_lowercase"], 2),
+    }
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
