@@ -15,7 +15,10 @@ tables (`benchmarks.pages.tables`), made from the file and never typed in;
 the prose around the blocks is the page's own. A block
 `<!-- results: RUN/NAME KEY -->` shows the table of the result's part
 `KEY` alone, for a page that puts prose between an experiment's tables
-(and gives its command in that prose). `tests/experiments/
+(and gives its command in that prose). A block
+`<!-- results: RUN/NAME + RUN2/NAME -->` shows the rows of several runs
+of one experiment (one configuration per process) as one table, under
+their commands. `tests/experiments/
 quality_pages_test.py` checks that the committed pages are what this
 script makes from the committed results.
 """
@@ -32,7 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = os.path.join(ROOT, "docs", "quality")
 RESULTS = os.path.join(PAGES, "results")
 BLOCK = re.compile(
-    r"(<!-- results: (?P<name>[\w./-]+)(?: (?P<key>[\w -]+))? -->\n)"
+    r"(<!-- results: (?P<name>[\w./-]+(?: \+ [\w./-]+)*)"
+    r"(?: (?P<key>[\w -]+))? -->\n)"
     r"(?P<body>.*?)"
     r"(?P<end><!-- end of results -->)",
     re.DOTALL,
@@ -56,14 +60,39 @@ def read_result(results, name, page):
         return json.load(file)
 
 
-def block(document, key=None):
-    """What a block shows of one result `document` (of its part `key`)."""
+def block(documents, key=None):
+    """What a block shows of result `documents` (of their part `key`):
+    the rows of several documents make one table.
+
+    Raises:
+        ValueError: several documents whose results are not lists of
+            rows.
+    """
     if key is not None:
-        return f"{benchmark_pages.tables(document['result'][key])}\n\n"
+        parts = [document["result"][key] for document in documents]
+    else:
+        parts = [document["result"] for document in documents]
+    if len(parts) == 1:
+        result = parts[0]
+    elif all(isinstance(part, list) for part in parts):
+        result = [row for part in parts for row in part]
+    else:
+        raise ValueError(
+            "results shown together must be lists of rows: "
+            + ", ".join(document["command"] for document in documents)
+        )
+    if key is not None:
+        return f"{benchmark_pages.tables(result)}\n\n"
+    machines = []
+    for document in documents:
+        line = benchmark_pages.machine_line(document)
+        if line not in machines:
+            machines.append(line)
+    commands = "\n".join(document["command"] for document in documents)
     return (
-        f"Measured {benchmark_pages.machine_line(document)}, with:\n\n"
-        f"```bash\n{document['command']}\n```\n\n"
-        f"{benchmark_pages.tables(document['result'])}\n\n"
+        f"Measured {'; '.join(machines)}, with:\n\n"
+        f"```bash\n{commands}\n```\n\n"
+        f"{benchmark_pages.tables(result)}\n\n"
     )
 
 
@@ -71,21 +100,28 @@ def filled(text, results, page="the page"):
     """`text` (a page's Markdown) with every results block filled."""
 
     def fill(match):
-        document = read_result(results, match["name"], page)
-        key = match["key"]
-        if key is not None and key not in document["result"]:
-            raise KeyError(
-                f"{page} shows part {key!r} of results {match['name']}, "
-                f"which has {', '.join(map(repr, document['result']))}"
-            )
-        return match[1] + "\n" + block(document, key) + match["end"]
+        documents = []
+        for name in match["name"].split(" + "):
+            document = read_result(results, name, page)
+            key = match["key"]
+            if key is not None and key not in document["result"]:
+                raise KeyError(
+                    f"{page} shows part {key!r} of results {name}, "
+                    f"which has {', '.join(map(repr, document['result']))}"
+                )
+            documents.append(document)
+        return match[1] + "\n" + block(documents, key) + match["end"]
 
     return BLOCK.sub(fill, text)
 
 
 def shown(text):
     """The result names (`RUN/NAME`) of the blocks of `text`."""
-    return [match["name"] for match in BLOCK.finditer(text)]
+    return [
+        name
+        for match in BLOCK.finditer(text)
+        for name in match["name"].split(" + ")
+    ]
 
 
 def make_pages(pages=PAGES, results=RESULTS):

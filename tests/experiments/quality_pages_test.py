@@ -85,3 +85,28 @@ def test_a_keyed_block_shows_that_part_alone(tmp_path):
     missing = "<!-- results: run/exp speed -->\n<!-- end of results -->\n"
     with pytest.raises(KeyError, match="part 'speed' of results run/exp"):
         pages.filled(missing, str(tmp_path), "ehr.md")
+
+
+def test_a_block_of_several_runs_shows_one_table_under_their_commands(
+    tmp_path,
+):
+    first, second = _document(), _document()
+    second["command"] = "python -m experiments.entailment_accuracy --seed 1"
+    second["result"] = [{"data": "SNLI", "model": "baseline", "x": 1}]
+    for run, document in (("a", first), ("b", second)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "exp.json").write_text(json.dumps(document))
+    page = "<!-- results: a/exp + b/exp -->\n<!-- end of results -->\n"
+    text = pages.filled(page, str(tmp_path))
+    commands = f"{first['command']}\n{second['command']}"
+    assert f"```bash\n{commands}\n```" in text
+    assert text.count("Measured 2026-11-30, a CPU (2 cores)") == 1
+    lines = text.splitlines()
+    assert "| data | model | test acc % | x |" in lines
+    assert "| SICK | attention | 73.11 |  |" in lines
+    assert "| SNLI | baseline |  | 1 |" in lines
+    assert pages.shown(text) == ["a/exp", "b/exp"]
+    second["result"] = {"auroc": second["result"]}
+    (tmp_path / "b" / "exp.json").write_text(json.dumps(second))
+    with pytest.raises(ValueError, match="must be lists of rows"):
+        pages.filled(page, str(tmp_path))
