@@ -304,7 +304,10 @@ def attention_localisation(heatmaps, tokens, objects, image_size):
         none was checked); `"words"`, how many words were checked;
         `"chance"`, the mean share of the grid's cells inside the named
         object's box over those words, the rate of an argmax drawn at
-        random.
+        random; `"by_word"`, the rate of each word of the first and the
+        second phrase checked in a caption (`"1st colour"`, `"1st
+        shape"`, `"2nd colour"`, `"2nd shape"`; None where no such word
+        was checked).
     """
     if not len(heatmaps) == len(tokens) == len(objects):
         raise ValueError(
@@ -313,6 +316,11 @@ def attention_localisation(heatmaps, tokens, objects, image_size):
             f"{len(objects)} entries"
         )
     hits, checked, chance = 0, 0, 0.0
+    by_word = {
+        f"{order} {kind}": [0, 0]
+        for order in ("1st", "2nd")
+        for kind in ("colour", "shape")
+    }
     for maps, pieces, scene in zip(heatmaps, tokens, objects):
         maps = np.asarray(maps)
         if maps.ndim != 3 or len(maps) != len(pieces):
@@ -324,20 +332,33 @@ def attention_localisation(heatmaps, tokens, objects, image_size):
         grid = maps.shape[1:]
         named = {(obj["colour"], obj["shape"]): obj for obj in scene}
         words, starts = _glue_pieces(pieces)
+        phrases = 0
         for at in range(len(words) - 1):
             obj = named.get((words[at], words[at + 1]))
             if obj is None:
                 continue
             cells = box_cells(obj["box"], image_size, grid)
-            for token in (starts[at], starts[at + 1]):
+            order = ("1st", "2nd")[phrases] if phrases < 2 else None
+            phrases += 1
+            for kind, token in zip(
+                ("colour", "shape"), (starts[at], starts[at + 1])
+            ):
                 row, col = np.unravel_index(np.argmax(maps[token]), grid)
-                hits += (int(row), int(col)) in cells
+                hit = (int(row), int(col)) in cells
+                hits += hit
                 checked += 1
                 chance += len(cells) / (grid[0] * grid[1])
+                if order is not None:
+                    by_word[f"{order} {kind}"][0] += hit
+                    by_word[f"{order} {kind}"][1] += 1
     return {
         "rate": hits / checked if checked else 0.0,
         "words": checked,
         "chance": chance / checked if checked else 0.0,
+        "by_word": {
+            word: hit / seen if seen else None
+            for word, (hit, seen) in by_word.items()
+        },
     }
 
 

@@ -229,10 +229,14 @@ def test_box_cells_checks_arguments(box, image_size, grid_size, message):
 def _np_localisation(heatmaps, captions, objects, image_size):
     """A pixel-level reference of `attention_localisation` for whole-word
     tokens: the argmax cell is blown up to its pixels with `np.kron` and a
-    word hits when one of them is inside the named object's box."""
+    word hits when one of them is inside the named object's box. Returns
+    the rate, the words checked and `{(phrase, word): [hits]}` (phrase 0
+    or 1 of a caption, word 0 for the colour, 1 for the shape)."""
     hits = checked = 0
+    by_word = {(p, w): [] for p in range(2) for w in range(2)}
     for maps, words, scene in zip(heatmaps, captions, objects):
         cell = image_size // maps.shape[1]
+        phrase = 0
         for at in range(len(words) - 1):
             for obj in scene:
                 if [obj["colour"], obj["shape"]] != words[at : at + 2]:
@@ -240,12 +244,15 @@ def _np_localisation(heatmaps, captions, objects, image_size):
                 box = np.zeros((image_size, image_size), bool)
                 y0, x0, y1, x1 = obj["box"]
                 box[y0:y1, x0:x1] = True
-                for index in (at, at + 1):
+                for word, index in enumerate((at, at + 1)):
                     peak = maps[index] == maps[index].max()
                     pixels = np.kron(peak, np.ones((cell, cell), bool))
-                    hits += bool((pixels & box).any())
+                    hit = bool((pixels & box).any())
+                    hits += hit
                     checked += 1
-    return hits / checked, checked
+                    by_word[phrase, word].append(hit)
+                phrase += 1
+    return hits / checked, checked, by_word
 
 
 def test_attention_localisation_against_numpy(generated):
@@ -266,11 +273,14 @@ def test_attention_localisation_against_numpy(generated):
     found = synthetic.attention_localisation(
         heatmaps, tokens, generated.objects[:40], 64
     )
-    rate, checked = _np_localisation(
+    rate, checked, by_word = _np_localisation(
         heatmaps, captions, generated.objects[:40], 64
     )
     assert found["words"] == checked == 4 * 40 - 2 * 10
     assert found["rate"] == pytest.approx(rate)
+    for (phrase, word), hits in by_word.items():
+        name = f"{('1st', '2nd')[phrase]} {('colour', 'shape')[word]}"
+        assert found["by_word"][name] == pytest.approx(np.mean(hits))
     assert 0.05 < found["chance"] < 0.5
 
 
@@ -306,10 +316,18 @@ def test_attention_localisation_by_hand():
     assert found["rate"] == pytest.approx(0.5)
     # Boxes of 3 x 3 and 2 x 2 cells out of 64.
     assert found["chance"] == pytest.approx((9 + 9 + 4 + 4) / 4 / 64)
+    # By word: "blue square" is the caption's first phrase.
+    assert found["by_word"] == {
+        "1st colour": 1.0,
+        "1st shape": 0.0,
+        "2nd colour": 1.0,
+        "2nd shape": 0.0,
+    }
     # A phrase naming no object ("blue circle") is not checked.
     tokens[6] = "blue"
     found = synthetic.attention_localisation([maps], [tokens], objects, 64)
     assert found["words"] == 2 and found["rate"] == pytest.approx(0.5)
+    assert found["by_word"]["2nd colour"] is None
     with pytest.raises(ValueError, match="one heatmap per token"):
         synthetic.attention_localisation([maps[:3]], [tokens], objects, 64)
 
