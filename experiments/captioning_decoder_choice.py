@@ -25,11 +25,8 @@ experiments.pages` makes the table of the site's captioning page
 """
 
 import os
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import keras  # noqa: E402
 
 from attention_zoo_apps.captioning import train as cli  # noqa: E402
 from attention_zoo_apps.captioning.captioner import Captioner  # noqa: E402
@@ -41,69 +38,45 @@ from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes  # noq
 from attention_zoo_apps.captioning.synthetic import mirrored_caption  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks import pages  # noqa: E402
+from experiments.captioning_quality import fit_early_stopped  # noqa: E402
 
 IMAGES = 4000  # generated with seed 0: 3,600 train, 400 validation
 CHOICE_IMAGES = 400
 CHOICE_SEED = 2
 DEEP = {"prediction": "deep"}
-# name: (what the table calls it, the change to the defaults, its seeds,
-# the images generated for training and validation)
+
+
+def _deep(change, seeds=(0,), images=IMAGES, **settings):
+    """A variant of the paper's deep output: `(what the table calls it,
+    the change to the defaults, its seeds, the images generated for
+    training and validation)`."""
+    return (f"deep output, {change}", dict(DEEP, **settings), seeds, images)
+
+
 VARIANTS = {
     "latent": ("latent prediction (the defaults)", {}, (0, 1, 2), IMAGES),
     "deep": ("deep output (the paper's)", DEEP, (0, 1, 2), IMAGES),
-    "deep-dropout": (
-        "deep output, dropout 0.3",
-        dict(DEEP, dropout=0.3),
-        (0,),
-        IMAGES,
+    "deep-dropout": _deep("dropout 0.3", dropout=0.3),
+    "deep-general": _deep("general attention", attention="general"),
+    "deep-penalty-0.01": _deep(
+        "doubly stochastic penalty 0.01", attention_regularization=0.01
     ),
-    "deep-general": (
-        "deep output, general attention",
-        dict(DEEP, attention="general"),
-        (0,),
-        IMAGES,
+    "deep-penalty-0.1": _deep(
+        "doubly stochastic penalty 0.1", attention_regularization=0.1
     ),
-    "deep-penalty-0.01": (
-        "deep output, doubly stochastic penalty 0.01",
-        dict(DEEP, attention_regularization=0.01),
-        (0,),
-        IMAGES,
+    "deep-units-64": _deep("LSTM 64 units", units=64),
+    "deep-units-256": _deep("LSTM 256 units", units=256),
+    "deep-3x-images": _deep("3x the images", images=3 * IMAGES),
+    "deep-state-and-word": _deep(
+        "query state and word",
+        seeds=(0, 1, 2),
+        attention_query="state_and_word",
     ),
-    "deep-penalty-0.1": (
-        "deep output, doubly stochastic penalty 0.1",
-        dict(DEEP, attention_regularization=0.1),
-        (0,),
-        IMAGES,
-    ),
-    "deep-units-64": (
-        "deep output, LSTM 64 units",
-        dict(DEEP, units=64),
-        (0,),
-        IMAGES,
-    ),
-    "deep-units-256": (
-        "deep output, LSTM 256 units",
-        dict(DEEP, units=256),
-        (0,),
-        IMAGES,
-    ),
-    "deep-3x-images": (
-        "deep output, 3x the images",
-        DEEP,
-        (0,),
-        3 * IMAGES,
-    ),
-    "deep-state-and-word": (
-        "deep output, query state and word",
-        dict(DEEP, attention_query="state_and_word"),
-        (0, 1, 2),
-        IMAGES,
-    ),
-    "deep-state-and-word-lr": (
-        "deep output, query state and word, learning rate 1e-3",
-        dict(DEEP, attention_query="state_and_word", learning_rate=1e-3),
-        (0, 1),
-        IMAGES,
+    "deep-state-and-word-lr": _deep(
+        "query state and word, learning rate 1e-3",
+        seeds=(0, 1),
+        attention_query="state_and_word",
+        learning_rate=1e-3,
     ),
 }
 
@@ -186,19 +159,9 @@ def _train_and_score(
     settings = dict(cli.SYNTHETIC_DEFAULTS, epochs=args.epochs)
     settings.update(change)
     captioner = Captioner(CaptioningConfig(**settings, seed=seed))
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=args.patience, restore_best_weights=True
+    minutes, losses = fit_early_stopped(
+        captioner, train, validation, args.patience
     )
-    start = time.perf_counter()
-    history = captioner.fit(
-        train.images,
-        train.captions,
-        validation=(validation.images, validation.captions),
-        callbacks=[stop],
-        verbose=2,
-    )
-    minutes = (time.perf_counter() - start) / 60
-    losses = history.history["val_loss"]
     hypotheses, heatmaps, tokens = captioner.caption(
         choice.images, beam_size=3, return_attention=True
     )

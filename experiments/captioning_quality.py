@@ -221,21 +221,9 @@ def train_and_score(dataset, name, base, seed, splits, args):
         seed=seed,
     )
     captioner = Captioner(config)
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss",
-        patience=args.patience,
-        restore_best_weights=True,
+    minutes, losses = fit_early_stopped(
+        captioner, train, validation, args.patience
     )
-    start = time.perf_counter()
-    history = captioner.fit(
-        train.images,
-        train.captions,
-        validation=(validation.images, validation.captions),
-        callbacks=[stop],
-        verbose=2,
-    )
-    minutes = (time.perf_counter() - start) / 60
-    losses = history.history["val_loss"]
     best = losses.index(min(losses)) + 1
     # Validation scores too: a choice between models can be read from
     # these without the test split.
@@ -285,6 +273,25 @@ def train_and_score(dataset, name, base, seed, splits, args):
         "minutes": minutes,
     }
     return row, outputs
+
+
+def fit_early_stopped(captioner, train, validation, patience):
+    """Trains `captioner` on the `Split` `train` until the loss on
+    `validation` has not improved for `patience` epochs, and keeps the
+    best epoch's weights. Returns the minutes and the validation losses
+    per epoch."""
+    stop = keras.callbacks.EarlyStopping(
+        monitor="val_loss", patience=patience, restore_best_weights=True
+    )
+    start = time.perf_counter()
+    history = captioner.fit(
+        train.images,
+        train.captions,
+        validation=(validation.images, validation.captions),
+        callbacks=[stop],
+        verbose=2,
+    )
+    return (time.perf_counter() - start) / 60, history.history["val_loss"]
 
 
 def seed_means(runs):
