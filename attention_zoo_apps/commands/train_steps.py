@@ -84,7 +84,8 @@ def start_run(bundle_class, args, strategy, create, config=None):
 def init_from(bundle_class, args, strategy, wanted):
     """`--init-from MODEL`: the bundle of a shipped model's name or an
     export folder (`SavedBundle.from_export`), its config taking the
-    `FINE_TUNING_FIELDS` of `wanted` (the flags' config) and recompiled
+    `FINE_TUNING_FIELDS` of `wanted` (the flags' config; and those the
+    application's `flags.FINE_TUNING_FIELDS` adds) and recompiled
     for them; its vocabularies are kept (new words go through the
     subwords). A flag given for another field (its own name, or one the
     application's `flags.FIELD_FLAGS` lists for it) whose value differs
@@ -95,11 +96,15 @@ def init_from(bundle_class, args, strategy, wanted):
     except (OSError, ValueError) as error:
         raise UsageError(f"--init-from {args.init_from}: {error}") from None
     given = getattr(args, "given_flags", set())
-    field_flags = registry.get(bundle_class.application).flags().FIELD_FLAGS
+    app_flags = registry.get(bundle_class.application).flags()
+    field_flags = app_flags.FIELD_FLAGS
+    fine_tuning = train_flags.FINE_TUNING_FIELDS + getattr(
+        app_flags, "FINE_TUNING_FIELDS", ()
+    )
     conflicts = []
     for field in dataclasses.fields(wanted):
         name = field.name
-        if name in train_flags.FINE_TUNING_FIELDS:
+        if name in fine_tuning:
             continue
         flags = (name, *field_flags.get(name, ()))
         mine, theirs = getattr(wanted, name), getattr(bundle.config, name)
@@ -111,10 +116,7 @@ def init_from(bundle_class, args, strategy, wanted):
             f"vocabularies: {'; '.join(conflicts)}. Leave those flags out."
         )
     bundle.config = bundle.config.replace(
-        **{
-            name: getattr(wanted, name)
-            for name in train_flags.FINE_TUNING_FIELDS
-        }
+        **{name: getattr(wanted, name) for name in fine_tuning}
     )
     with distribute.scope(strategy):
         with precision.policy_scope(bundle.config.precision):

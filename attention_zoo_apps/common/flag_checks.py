@@ -39,7 +39,12 @@ POSITIVE_INT_FLAGS = (
     "synthetic_patients",
 )
 # Flags whose values are fractions in [0, 1).
-FRACTION_FLAGS = ("validation_fraction", "test_fraction", "dropout")
+FRACTION_FLAGS = (
+    "validation_fraction",
+    "test_fraction",
+    "dropout",
+    "label_smoothing",
+)
 # Flags naming inputs that must exist and be readable.
 INPUT_PATH_FLAGS = ("data",)
 # `--precision`'s Keras dtype policies (`attention_zoo_apps.common.precision`)

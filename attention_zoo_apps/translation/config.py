@@ -4,6 +4,7 @@ import dataclasses
 
 from attention_zoo.checks import check_choice
 from attention_zoo.checks import check_positive_int
+from attention_zoo.checks import check_rate
 from attention_zoo_apps.common.config import AppConfig
 from attention_zoo_apps.translation.options import ATTENTIONS
 from attention_zoo_apps.translation.options import MODELS
@@ -53,6 +54,9 @@ class TranslationConfig(AppConfig):
     batch_size: int = 64
     epochs: int = 10
     learning_rate: float = 1e-3
+    # The share of each target token's probability smoothed towards the
+    # uniform distribution (`SmoothedSparseCrossentropy`; 0: none).
+    label_smoothing: float = 0.0
     seed: int = 0
     # A Keras dtype policy: "float32", "mixed_bfloat16" or "mixed_float16"
     # (`attention_zoo_apps.common.precision`; configs saved without it:
@@ -79,6 +83,7 @@ class TranslationConfig(AppConfig):
                 "epochs",
             )
         )
+        check_rate("label_smoothing", self.label_smoothing)
         for name in ("num_key_value_heads", "sliding_window"):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))

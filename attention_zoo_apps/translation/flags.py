@@ -17,6 +17,9 @@ FIELD_FLAGS = {
     "source_vocabulary_size": ("vocabulary_size",),
     "target_vocabulary_size": ("vocabulary_size",),
 }
+# Config fields that `--init-from` takes from the flags besides
+# `train_flags.FINE_TUNING_FIELDS`: how to train, not the model.
+FINE_TUNING_FIELDS = ("label_smoothing",)
 
 
 def train_parser():
@@ -68,6 +71,13 @@ def train_parser():
         "the case, as cased BLEU scores it",
     )
     train_flags.add_training_arguments(parser)
+    parser.add_argument(
+        "--label-smoothing",
+        type=float,
+        metavar="E",
+        help="move E of each target token's probability to the uniform "
+        "distribution in the loss (default: 0, none)",
+    )
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)

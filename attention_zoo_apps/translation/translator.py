@@ -21,6 +21,9 @@ from attention_zoo_apps.translation import data
 from attention_zoo_apps.translation import export as translation_export
 from attention_zoo_apps.translation import sentences
 from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.label_smoothing import (
+    SmoothedSparseCrossentropy,
+)
 from attention_zoo_apps.translation.model import build_translation_model
 from attention_zoo_apps.translation.model import model_adapter
 
@@ -128,10 +131,14 @@ class Translator(GeneratingBundle):
 
     def compile_arguments(self):
         """The loss and metrics (`build` adds the optimizer)."""
-        return dict(
-            loss=keras.losses.SparseCategoricalCrossentropy(
+        if self.config.label_smoothing:
+            loss = SmoothedSparseCrossentropy(self.config.label_smoothing)
+        else:
+            loss = keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=0
-            ),
+            )
+        return dict(
+            loss=loss,
             # The logits carry the target's padding mask, so Keras leaves
             # padded positions out of the loss and the accuracy.
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],

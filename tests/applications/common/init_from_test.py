@@ -75,7 +75,8 @@ def test_init_from_on_the_command_line(shared, tmp_path, capsys):
     run = str(tmp_path / "b")
     assert _train([
         "--synthetic-pairs", "120", "--init-from", export, "--epochs", "2",
-        "--learning-rate", "0.0005", "--no-tensorboard", "--run-dir", run,
+        "--learning-rate", "0.0005", "--label-smoothing", "0.1",
+        "--no-tensorboard", "--run-dir", run,
     ]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert f"--init-from {export}: fine-tuning" in out
@@ -84,7 +85,12 @@ def test_init_from_on_the_command_line(shared, tmp_path, capsys):
     with open(os.path.join(run, "config.json")) as f:
         tuned = json.load(f)
     assert exported["epochs"] == 1
-    assert tuned == {**exported, "epochs": 2, "learning_rate": 0.0005}
+    assert tuned == {
+        **exported,
+        "epochs": 2,
+        "learning_rate": 0.0005,
+        "label_smoothing": 0.1,
+    }
     for folder in ("source_vocab", "target_vocab"):
         with open(os.path.join(export, "1", folder, "vocabulary.txt")) as f:
             shipped = f.read()
