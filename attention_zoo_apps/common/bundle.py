@@ -128,19 +128,24 @@ class SavedBundle:
     def build(self):
         """Builds the model unless there is one (`make_model`, with the
         config's `seed` set first; the vocabularies must exist) and
-        compiles it: Adam at the config's `learning_rate` with `clipnorm`,
+        compiles it: Adam at `learning_rate()` with `clipnorm`,
         and `compile_arguments()`. Returns the model."""
         if self.model is None:
             keras.utils.set_random_seed(self.config.seed)
             self.model = self.make_model()
         self.model.compile(
             optimizer=keras.optimizers.Adam(
-                self.config.learning_rate, clipnorm=self.clipnorm
+                self.learning_rate(), clipnorm=self.clipnorm
             ),
             **self.compile_arguments(),
         )
         self.clear_compiled()
         return self.model
+
+    def learning_rate(self):
+        """What `build` gives Adam as its learning rate: the config's
+        `learning_rate` (a bundle may give a schedule instead)."""
+        return self.config.learning_rate
 
     def ensure_model(self):
         """Builds and compiles the model unless it has an optimizer, under

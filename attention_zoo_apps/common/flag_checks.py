@@ -30,6 +30,7 @@ POSITIVE_INT_FLAGS = (
     "max_length",
     "max_events",
     "max_pairs",
+    "warmup_steps",
     "max_images",
     "beam_size",
     "image_size",

@@ -8,6 +8,7 @@ from attention_zoo.checks import check_rate
 from attention_zoo_apps.common.config import AppConfig
 from attention_zoo_apps.translation.options import ATTENTIONS
 from attention_zoo_apps.translation.options import MODELS
+from attention_zoo_apps.translation.options import SCHEDULES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +55,11 @@ class TranslationConfig(AppConfig):
     batch_size: int = 64
     epochs: int = 10
     learning_rate: float = 1e-3
+    # "constant" (`learning_rate` throughout) or "inverse_sqrt": a linear
+    # warm-up to `learning_rate` over `warmup_steps` updates, then decay
+    # with the inverse square root of the updates (`WarmupInverseSqrt`).
+    learning_rate_schedule: str = "constant"
+    warmup_steps: int = 4000
     # The share of each target token's probability smoothed towards the
     # uniform distribution (`SmoothedSparseCrossentropy`; 0: none).
     label_smoothing: float = 0.0
@@ -67,6 +73,9 @@ class TranslationConfig(AppConfig):
         self.check_precision()
         check_choice("model", self.model, MODELS)
         check_choice("attention", self.attention, ATTENTIONS)
+        check_choice(
+            "learning_rate_schedule", self.learning_rate_schedule, SCHEDULES
+        )
         self.check_positive_ints(
             (
                 "embedding_dim",
@@ -81,6 +90,7 @@ class TranslationConfig(AppConfig):
                 "max_length",
                 "batch_size",
                 "epochs",
+                "warmup_steps",
             )
         )
         check_rate("label_smoothing", self.label_smoothing)

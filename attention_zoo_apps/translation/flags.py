@@ -10,6 +10,7 @@ from attention_zoo_apps.commands import train_flags
 from attention_zoo_apps.common.flag_checks import FlagParser
 from attention_zoo_apps.translation.options import ATTENTIONS
 from attention_zoo_apps.translation.options import MODELS
+from attention_zoo_apps.translation.options import SCHEDULES
 
 # Config field -> the flags (dests) other than its own name that set it
 # (`--init-from` refuses one given with another value than the model's).
@@ -19,7 +20,11 @@ FIELD_FLAGS = {
 }
 # Config fields that `--init-from` takes from the flags besides
 # `train_flags.FINE_TUNING_FIELDS`: how to train, not the model.
-FINE_TUNING_FIELDS = ("label_smoothing",)
+FINE_TUNING_FIELDS = (
+    "learning_rate_schedule",
+    "warmup_steps",
+    "label_smoothing",
+)
 
 
 def train_parser():
@@ -71,6 +76,21 @@ def train_parser():
         "the case, as cased BLEU scores it",
     )
     train_flags.add_training_arguments(parser)
+    parser.add_argument(
+        "--learning-rate-schedule",
+        choices=SCHEDULES,
+        help="constant (the default): --learning-rate throughout; "
+        "inverse_sqrt: a linear warm-up to --learning-rate over "
+        "--warmup-steps updates, then decay with the inverse square root "
+        "of the updates (the Transformer's schedule)",
+    )
+    parser.add_argument(
+        "--warmup-steps",
+        type=int,
+        metavar="N",
+        help="the warm-up of --learning-rate-schedule inverse_sqrt, in "
+        "updates (default: 4000)",
+    )
     parser.add_argument(
         "--label-smoothing",
         type=float,

@@ -13,3 +13,5 @@ ATTENTIONS = (
     "local",
     None,
 )
+# `TranslationConfig.learning_rate_schedule` (`schedules.WarmupInverseSqrt`).
+SCHEDULES = ("constant", "inverse_sqrt")

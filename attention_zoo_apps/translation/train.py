@@ -41,7 +41,14 @@ def _config(args, synthetic):
     values = train_flags.config_values(
         args,
         SYNTHETIC_DEFAULTS if synthetic else {},
-        ("units", "embedding_dim", "max_length", "label_smoothing"),
+        (
+            "units",
+            "embedding_dim",
+            "max_length",
+            "learning_rate_schedule",
+            "warmup_steps",
+            "label_smoothing",
+        ),
         model=args.model,
         cell=args.cell,
         attention=None if args.attention == "none" else args.attention,

@@ -26,6 +26,7 @@ from attention_zoo_apps.translation.label_smoothing import (
 )
 from attention_zoo_apps.translation.model import build_translation_model
 from attention_zoo_apps.translation.model import model_adapter
+from attention_zoo_apps.translation.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +129,15 @@ class Translator(GeneratingBundle):
             self.source_tokenizer.vocabulary_size,
             self.target_tokenizer.vocabulary_size,
         )
+
+    def learning_rate(self):
+        """The config's `learning_rate`, or with `learning_rate_schedule
+        ="inverse_sqrt"` a `WarmupInverseSqrt` that peaks at it."""
+        if self.config.learning_rate_schedule == "inverse_sqrt":
+            return WarmupInverseSqrt(
+                self.config.learning_rate, self.config.warmup_steps
+            )
+        return self.config.learning_rate
 
     def compile_arguments(self):
         """The loss and metrics (`build` adds the optimizer)."""
