@@ -97,6 +97,13 @@ class TranslationConfig(AppConfig):
         for name in ("num_key_value_heads", "sliding_window"):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))
+        check_rate("dropout", self.dropout)
+        if self.tie_embeddings and self.model != "transformer":
+            raise ValueError(
+                "`tie_embeddings` needs `model='transformer'` (the RNN's "
+                "logits layer reads its attentional state, not an "
+                f"embedding). Received: model={self.model!r}"
+            )
         heads = self.num_key_value_heads
         if heads is not None and self.num_heads % heads:
             raise ValueError(

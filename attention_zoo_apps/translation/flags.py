@@ -21,6 +21,7 @@ FIELD_FLAGS = {
 # Config fields that `--init-from` takes from the flags besides
 # `train_flags.FINE_TUNING_FIELDS`: how to train, not the model.
 FINE_TUNING_FIELDS = (
+    "dropout",
     "learning_rate_schedule",
     "warmup_steps",
     "label_smoothing",
@@ -97,6 +98,20 @@ def train_parser():
         metavar="E",
         help="move E of each target token's probability to the uniform "
         "distribution in the loss (default: 0, none)",
+    )
+    parser.add_argument(
+        "--dropout",
+        type=float,
+        help="dropout rate (default 0.1): the RNN's before its logits "
+        "layer; the Transformer's on its embeddings and on each "
+        "sub-layer's output before the residual sum",
+    )
+    parser.add_argument(
+        "--tie-embeddings",
+        action="store_true",
+        default=None,
+        help="the Transformer's logits from its target embedding matrix "
+        "(no separate output layer)",
     )
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)

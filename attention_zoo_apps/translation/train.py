@@ -45,6 +45,8 @@ def _config(args, synthetic):
             "units",
             "embedding_dim",
             "max_length",
+            "dropout",
+            "tie_embeddings",
             "learning_rate_schedule",
             "warmup_steps",
             "label_smoothing",

@@ -1,0 +1,58 @@
+"""`train translation`'s `--dropout` and `--tie-embeddings` reach the
+model: the rates of its dropout layers, and a Transformer whose logits come
+from its target embedding (no output `Dense` of its own)."""
+
+import pytest
+
+from attention_zoo_apps.common.flag_checks import UsageError
+from attention_zoo_apps.common.flag_checks import check_flag_values
+from attention_zoo_apps.translation import flags
+from attention_zoo_apps.translation import train
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
+
+
+def _translator(*argv):
+    args = flags.train_parser().parse_args(list(argv))
+    translator = Translator(train._config(args, synthetic=True))
+    translator.ensure_vocabularies(make_synthetic_pairs(60, seed=0).pairs)
+    translator.build()
+    return translator
+
+
+def _dropout_rates(model):
+    """The rates of the model's `Dropout` layers but the attention
+    weights' (`MultiHead`'s own `dropout`, 0 in the Transformer)."""
+    rates = set()
+    for layer in model._flatten_layers():
+        if type(layer).__name__ == "Dropout":
+            if layer.name != "attention_dropout":
+                rates.add(layer.rate)
+    return rates
+
+
+def test_dropout_reaches_every_dropout_layer():
+    for model in ("rnn", "transformer"):
+        translator = _translator("--model", model, "--dropout", "0.3")
+        assert translator.config.dropout == 0.3
+        assert _dropout_rates(translator.model) == {0.3}, model
+
+
+def test_tied_embeddings_drop_the_transformers_output_weights():
+    untied = _translator("--model", "transformer")
+    tied = _translator("--model", "transformer", "--tie-embeddings")
+    assert tied.config.tie_embeddings and not untied.config.tie_embeddings
+    target_vocabulary = tied.target_tokenizer.vocabulary_size
+    model_dim = tied.config.model_dim
+    # The output Dense's kernel is gone (the logits keep a bias).
+    saved = untied.model.count_params() - tied.model.count_params()
+    assert saved == target_vocabulary * model_dim
+
+
+def test_bad_recipe_flags_are_one_line_errors():
+    parser = flags.train_parser()
+    with pytest.raises(UsageError, match="--dropout must be at least 0"):
+        check_flag_values(parser.parse_args(["--dropout", "1.0"]))
+    args = parser.parse_args(["--tie-embeddings"])
+    with pytest.raises(ValueError, match="needs `model='transformer'`"):
+        train._config(args, synthetic=True)
