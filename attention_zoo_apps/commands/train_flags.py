@@ -50,15 +50,26 @@ def precheck(app, argv):
 
 
 def check_values(args, application=None):
-    """The `UsageError`s of `check_flag_values`, and `--patience` without
-    a validation split (`application` names the export folder to give in
-    place of a version)."""
+    """The `UsageError`s of `check_flag_values`, and `--patience` or
+    `--choose-search` without a validation split (`application` names the
+    export folder to give in place of a version)."""
     flag_checks.check_flag_values(args, application)
     if getattr(args, "patience", None) is not None:
         if getattr(args, "validation_fraction", None) == 0:
             raise UsageError(
                 "--patience watches the validation loss: it needs a "
                 "validation split (--validation-fraction above 0)"
+            )
+    if getattr(args, "choose_search", False):
+        if getattr(args, "validation_fraction", None) == 0:
+            raise UsageError(
+                "--choose-search decodes the validation split: it needs "
+                "one (--validation-fraction above 0)"
+            )
+        if "beam_size" in getattr(args, "given_flags", set()):
+            raise UsageError(
+                "--choose-search picks the beam size on the validation "
+                "split: leave --beam-size out"
             )
 
 

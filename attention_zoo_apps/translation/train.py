@@ -20,6 +20,8 @@ from attention_zoo_apps.translation import flags
 from attention_zoo_apps.translation.config import TranslationConfig
 from attention_zoo_apps.translation.evaluate import alignment_accuracy
 from attention_zoo_apps.translation.evaluate import plot_attention
+from attention_zoo_apps.translation.search_choice import MAX_PAIRS
+from attention_zoo_apps.translation.search_choice import choose_search
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from attention_zoo_apps.translation.translator import Translator
 
@@ -79,6 +81,26 @@ def _load_pairs(args):
     return pairs[: args.max_pairs] if args.max_pairs else pairs, None
 
 
+def _choose_search(translator, validation):
+    """`--choose-search`: the search `choose_search` picks on the
+    validation pairs, and its rows; prints them."""
+    search, rows = choose_search(translator, validation)
+    print(
+        f"searches tried on {min(len(validation), MAX_PAIRS)} validation pairs:"
+    )
+    for row in rows:
+        print(
+            f"  beam {row['beam size']}, length penalty "
+            f"{row['length penalty']}: BLEU {row['validation BLEU']:.2f}, "
+            f"chrF {row['validation chrF']:.2f}"
+        )
+    print(
+        f"chosen: beam {search.beam_size}, length penalty "
+        f"{search.length_penalty}"
+    )
+    return search, rows
+
+
 def main(argv=None):
     parser = flags.train_parser()
     with train_flags.usage_errors(parser):
@@ -119,12 +141,15 @@ def main(argv=None):
         return 0  # the chief evaluates, draws and exports
 
     print(f"parameters: {translator.model.count_params():,}")
-    scores = translator.evaluate(test, search=train_steps.flag_search(args))
+    search, choice = train_steps.flag_search(args), None
+    if args.choose_search:
+        search, choice = _choose_search(translator, validation)
+    scores = translator.evaluate(test, search=search)
     print(
         f"test BLEU {scores['bleu']:.2f} (lower-cased "
         f"{scores['bleu_lowercase']:.2f})  chrF {scores['chrf']:.2f} "
         f"(lower-cased {scores['chrf_lowercase']:.2f})  "
-        f"({scores['examples']} pairs, beam {args.beam_size})\n"
+        f"({scores['examples']} pairs, beam {search.beam_size})\n"
         f"  sacreBLEU {scores['bleu_signature']}"
     )
     train_flags.note_few_examples("test", scores["examples"], "pairs")
@@ -153,7 +178,14 @@ def main(argv=None):
     print(f"wrote {path}")
     if args.export:
         metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
-        metrics["beam_size"] = args.beam_size
-        train_steps.export_next_version(translator, args, metrics, train)
+        metrics["beam_size"] = search.beam_size
+        chosen = {}
+        if choice is not None:
+            # The export serves the chosen search; the metadata says why.
+            metrics["search_choice"] = choice
+            chosen = {"search": search}
+        train_steps.export_next_version(
+            translator, args, metrics, train, **chosen
+        )
     train_steps.print_logs_line(args)
     return 0

@@ -15,6 +15,16 @@ from attention_zoo_apps import cli
         ("entailment", ["--epochs", "0"], "--epochs must be a positive int"),
         ("ehr", ["--units", "0"], "--units must be a positive integer, got"),
         ("captioning", ["--augment"], "--augment mirrors the training"),
+        (
+            "translation",
+            ["--choose-search", "--beam-size", "4"],
+            "--choose-search picks the beam size on the validation split",
+        ),
+        (
+            "translation",
+            ["--choose-search", "--validation-fraction", "0"],
+            "--choose-search decodes the validation split: it needs one",
+        ),
     ],
 )
 def test_a_bad_value_is_a_usage_error(app, flags, message, tmp_path, capsys):

@@ -1,5 +1,8 @@
 """`attention-zoo train translation` and `attention-zoo translate`."""
 
+import json
+import re
+
 import pytest
 
 from attention_zoo_apps import cli
@@ -27,11 +30,28 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
             str(run_dir),
             "--export",
             str(export_dir),
+            "--choose-search",
         ]
     )
     assert code == 0
     out = capsys.readouterr().out
     assert "test BLEU" in out and "chrF" in out
+    # The search chosen on validation decodes the test split and is
+    # the export's, its choice in the metadata.
+    chosen = re.search(r"chosen: beam (\d+), length penalty ([\d.]+)", out)
+    beam, penalty = int(chosen[1]), float(chosen[2])
+    assert f"pairs, beam {beam})" in out
+    metadata = json.loads((export_dir / "1" / "metadata.json").read_text())
+    assert metadata["decoding"]["beam_size"] == beam
+    assert metadata["decoding"]["length_penalty"] == penalty
+    tried = metadata["metrics"]["search_choice"]
+    assert len(tried) == 4
+    best = max(row["validation BLEU"] for row in tried)
+    assert {"beam size": beam, "length penalty": penalty} in [
+        {k: row[k] for k in ("beam size", "length penalty")}
+        for row in tried
+        if row["validation BLEU"] == best
+    ]
     assert "attention argmax on the true source word" in out
     assert (run_dir / "attention.png").read_bytes().startswith(b"\x89PNG")
     assert (run_dir / "model.weights.h5").exists()
