@@ -43,6 +43,9 @@ class TranslationConfig(AppConfig):
     # Text: WordPiece vocabularies learned from the training pairs.
     source_vocabulary_size: int = 8000
     target_vocabulary_size: int = 8000
+    # One vocabulary learned from both sides' text, for both (its size
+    # the source's; `target_vocabulary_size` must equal it).
+    joint_vocabulary: bool = False
     # Real text keeps its case (BLEU is scored cased); True lower-cases
     # the vocabularies and so the output (configs saved before this
     # default changed say `true`).
@@ -98,6 +101,13 @@ class TranslationConfig(AppConfig):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))
         check_rate("dropout", self.dropout)
+        sizes = (self.source_vocabulary_size, self.target_vocabulary_size)
+        if self.joint_vocabulary and sizes[0] != sizes[1]:
+            raise ValueError(
+                "A `joint_vocabulary` has one size: `source_vocabulary_size` "
+                "and `target_vocabulary_size` must be equal. Received: "
+                f"{sizes[0]} and {sizes[1]}"
+            )
         if self.tie_embeddings and self.model != "transformer":
             raise ValueError(
                 "`tie_embeddings` needs `model='transformer'` (the RNN's "

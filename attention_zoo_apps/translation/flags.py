@@ -113,6 +113,13 @@ def train_parser():
         help="the Transformer's logits from its target embedding matrix "
         "(no separate output layer)",
     )
+    parser.add_argument(
+        "--joint-vocabulary",
+        action="store_true",
+        default=None,
+        help="learn one WordPiece vocabulary (of --vocabulary-size) from "
+        "both sides' text and use it for both",
+    )
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)

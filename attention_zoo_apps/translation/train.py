@@ -49,6 +49,7 @@ def _config(args, synthetic):
             "max_length",
             "dropout",
             "tie_embeddings",
+            "joint_vocabulary",
             "learning_rate_schedule",
             "warmup_steps",
             "label_smoothing",

@@ -107,6 +107,15 @@ class Translator(GeneratingBundle):
 
     def _ensure_tokenizers(self, pairs):
         config = self.config
+        if config.joint_vocabulary and self.source_tokenizer is None:
+            # One vocabulary of both sides' pieces, for both.
+            self.source_tokenizer = SubwordTokenizer.train(
+                [text for pair in pairs for text in pair],
+                vocabulary_size=config.source_vocabulary_size,
+                lowercase=config.lowercase,
+                normalization=config.normalization,
+            )
+            self.target_tokenizer = self.source_tokenizer
         if self.source_tokenizer is None:
             self.source_tokenizer = SubwordTokenizer.train(
                 [source for source, _ in pairs],

@@ -1,6 +1,9 @@
-"""`train translation`'s `--dropout` and `--tie-embeddings` reach the
-model: the rates of its dropout layers, and a Transformer whose logits come
-from its target embedding (no output `Dense` of its own)."""
+"""`train translation`'s `--dropout`, `--tie-embeddings` and
+`--joint-vocabulary` reach the model: the rates of its dropout layers, a
+Transformer whose logits come from its target embedding (no output
+`Dense` of its own), one vocabulary of both sides' words."""
+
+import collections
 
 import pytest
 
@@ -12,10 +15,10 @@ from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from attention_zoo_apps.translation.translator import Translator
 
 
-def _translator(*argv):
+def _translator(*argv, pairs=60):
     args = flags.train_parser().parse_args(list(argv))
     translator = Translator(train._config(args, synthetic=True))
-    translator.ensure_vocabularies(make_synthetic_pairs(60, seed=0).pairs)
+    translator.ensure_vocabularies(make_synthetic_pairs(pairs, seed=0).pairs)
     translator.build()
     return translator
 
@@ -56,3 +59,27 @@ def test_bad_recipe_flags_are_one_line_errors():
     args = parser.parse_args(["--tie-embeddings"])
     with pytest.raises(ValueError, match="needs `model='transformer'`"):
         train._config(args, synthetic=True)
+
+
+def test_a_joint_vocabulary_serves_both_sides(tmp_path):
+    pairs = make_synthetic_pairs(400, seed=0).pairs
+    sources = collections.Counter(w for s, _ in pairs for w in s.split())
+    targets = collections.Counter(w for _, t in pairs for w in t.split())
+    only_source = max(sources.keys() - targets.keys(), key=sources.get)
+    only_target = max(targets.keys() - sources.keys(), key=targets.get)
+    separate = _translator(pairs=400)
+    assert only_source in separate.source_tokenizer.vocabulary
+    assert only_source not in separate.target_tokenizer.vocabulary
+    joint = _translator("--joint-vocabulary", pairs=400)
+    assert joint.config.joint_vocabulary
+    assert joint.source_tokenizer is joint.target_tokenizer
+    vocabulary = set(joint.source_tokenizer.vocabulary)
+    assert {only_source, only_target} <= vocabulary
+    joint.fit(pairs[:64], epochs=1, verbose=0)  # one step: a saved state
+    joint.save(tmp_path / "joint")
+    loaded = Translator.load(tmp_path / "joint")
+    assert list(loaded.source_tokenizer.vocabulary) == list(
+        loaded.target_tokenizer.vocabulary
+    )
+    with pytest.raises(ValueError, match="A `joint_vocabulary` has one size"):
+        joint.config.replace(target_vocabulary_size=300)
