@@ -58,6 +58,7 @@ class TransformerBlock(keras.layers.Layer):
     config; the subclasses build their attention and feed-forward layers.
     `num_key_value_heads`, `sliding_window` and `use_gate` are passed to
     `MultiHead`; each subclass says which of its attentions get them.
+    `attention_dropout` is every attention's dropout on its weights.
     """
 
     def __init__(
@@ -72,9 +73,11 @@ class TransformerBlock(keras.layers.Layer):
         num_key_value_heads=None,
         sliding_window=None,
         use_gate=False,
+        attention_dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        check_rate("attention_dropout", attention_dropout)
         check_block_args(
             num_heads,
             key_dim,
@@ -94,16 +97,20 @@ class TransformerBlock(keras.layers.Layer):
         self.num_key_value_heads = num_key_value_heads
         self.sliding_window = sliding_window
         self.use_gate = use_gate
+        self.attention_dropout = float(attention_dropout)
         self.supports_masking = True
 
     def _make_attention(self, name, sliding_window=None, **kwargs):
-        """A `MultiHead` with the block's heads, key/value heads and gate."""
+        """A `MultiHead` with the block's heads, key/value heads, gate and
+        dropout on the attention weights."""
         return MultiHead(
             self.num_heads,
             self.key_dim,
             num_key_value_heads=self.num_key_value_heads,
             sliding_window=sliding_window,
             use_gate=self.use_gate,
+            dropout=self.attention_dropout,
+            seed=self.seed,
             dtype=self.dtype_policy,
             name=name,
             **kwargs,
@@ -123,6 +130,7 @@ class TransformerBlock(keras.layers.Layer):
                 "num_key_value_heads": self.num_key_value_heads,
                 "sliding_window": self.sliding_window,
                 "use_gate": self.use_gate,
+                "attention_dropout": self.attention_dropout,
             }
         )
         return config

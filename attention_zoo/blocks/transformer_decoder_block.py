@@ -66,6 +66,9 @@ class TransformerDecoderBlock(TransformerBlock):
         layer_norm_epsilon: float, epsilon of the layer norms. Defaults to
             `1e-5`.
         seed: optional int, seed of the dropout.
+        attention_dropout: float in `[0, 1)`, dropout on the attention
+            weights of every attention (`MultiHead`'s `dropout`).
+            Defaults to `0.0`.
         num_key_value_heads: optional int dividing `num_heads`, key/value
             heads `K` of both attentions. Defaults to `None` (`num_heads`).
         sliding_window: optional int, width `W` of the self-attention's

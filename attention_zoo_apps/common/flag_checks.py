@@ -44,6 +44,7 @@ FRACTION_FLAGS = (
     "validation_fraction",
     "test_fraction",
     "dropout",
+    "attention_dropout",
     "label_smoothing",
 )
 # Flags naming inputs that must exist and be readable.

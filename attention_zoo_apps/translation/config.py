@@ -40,6 +40,8 @@ class TranslationConfig(AppConfig):
     sliding_window: int | None = None
     use_gate: bool = False
     dropout: float = 0.1
+    # The Transformer's dropout on its attention weights.
+    attention_dropout: float = 0.0
     # Text: WordPiece vocabularies learned from the training pairs.
     source_vocabulary_size: int = 8000
     target_vocabulary_size: int = 8000
@@ -101,6 +103,7 @@ class TranslationConfig(AppConfig):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))
         check_rate("dropout", self.dropout)
+        check_rate("attention_dropout", self.attention_dropout)
         sizes = (self.source_vocabulary_size, self.target_vocabulary_size)
         if self.joint_vocabulary and sizes[0] != sizes[1]:
             raise ValueError(
@@ -113,6 +116,12 @@ class TranslationConfig(AppConfig):
                 "`tie_embeddings` needs `model='transformer'` (the RNN's "
                 "logits layer reads its attentional state, not an "
                 f"embedding). Received: model={self.model!r}"
+            )
+        if self.attention_dropout and self.model != "transformer":
+            raise ValueError(
+                "`attention_dropout` needs `model='transformer'` (the "
+                "RNN's attention has no dropout). Received: "
+                f"model={self.model!r}"
             )
         heads = self.num_key_value_heads
         if heads is not None and self.num_heads % heads:

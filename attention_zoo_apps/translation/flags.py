@@ -22,6 +22,7 @@ FIELD_FLAGS = {
 # `train_flags.FINE_TUNING_FIELDS`: how to train, not the model.
 FINE_TUNING_FIELDS = (
     "dropout",
+    "attention_dropout",
     "learning_rate_schedule",
     "warmup_steps",
     "label_smoothing",
@@ -105,6 +106,12 @@ def train_parser():
         help="dropout rate (default 0.1): the RNN's before its logits "
         "layer; the Transformer's on its embeddings and on each "
         "sub-layer's output before the residual sum",
+    )
+    parser.add_argument(
+        "--attention-dropout",
+        type=float,
+        metavar="R",
+        help="the Transformer's dropout on its attention weights (default 0)",
     )
     parser.add_argument(
         "--tie-embeddings",

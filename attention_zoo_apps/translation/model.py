@@ -44,6 +44,7 @@ def build_translation_model(
         num_key_value_heads=config.num_key_value_heads,
         sliding_window=config.sliding_window,
         use_gate=config.use_gate,
+        attention_dropout=config.attention_dropout,
     )
 
 

@@ -48,6 +48,7 @@ def _config(args, synthetic):
             "embedding_dim",
             "max_length",
             "dropout",
+            "attention_dropout",
             "tie_embeddings",
             "joint_vocabulary",
             "learning_rate_schedule",

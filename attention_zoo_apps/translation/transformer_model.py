@@ -68,6 +68,7 @@ def build_transformer_translator(
     num_key_value_heads=None,
     sliding_window=None,
     use_gate=False,
+    attention_dropout=0.0,
     name="transformer_translator",
 ):
     """A pre-norm encoder-decoder Transformer (Vaswani et al., 2017).
@@ -111,6 +112,8 @@ def build_transformer_translator(
         sliding_window: optional int, window of every self-attention.
             Defaults to `None` (none).
         use_gate: bool, gate every attention's heads. Defaults to `False`.
+        attention_dropout: float in `[0, 1)`, dropout on every attention's
+            weights. Defaults to `0.0`.
         name: str, model name. Defaults to `"transformer_translator"`.
 
     Returns:
@@ -160,6 +163,7 @@ def build_transformer_translator(
         num_key_value_heads=num_key_value_heads,
         sliding_window=sliding_window,
         use_gate=use_gate,
+        attention_dropout=attention_dropout,
     )
 
     source = keras.Input((None,), dtype="int32", name="source")

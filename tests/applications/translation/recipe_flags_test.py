@@ -1,12 +1,14 @@
-"""`train translation`'s `--dropout`, `--tie-embeddings` and
-`--joint-vocabulary` reach the model: the rates of its dropout layers, a
-Transformer whose logits come from its target embedding (no output
-`Dense` of its own), one vocabulary of both sides' words."""
+"""`train translation`'s `--dropout`, `--attention-dropout`,
+`--tie-embeddings` and `--joint-vocabulary` reach the model: the rates of
+its dropout layers and attentions, a Transformer whose logits come from
+its target embedding (no output `Dense` of its own), one vocabulary of
+both sides' words."""
 
 import collections
 
 import pytest
 
+from attention_zoo.layers.multi_head import MultiHead
 from attention_zoo_apps.common.flag_checks import UsageError
 from attention_zoo_apps.common.flag_checks import check_flag_values
 from attention_zoo_apps.translation import flags
@@ -39,6 +41,20 @@ def test_dropout_reaches_every_dropout_layer():
         translator = _translator("--model", model, "--dropout", "0.3")
         assert translator.config.dropout == 0.3
         assert _dropout_rates(translator.model) == {0.3}, model
+
+
+def test_attention_dropout_reaches_every_attention_of_the_transformer():
+    translator = _translator(
+        "--model", "transformer", "--attention-dropout", "0.2"
+    )
+    rates = {
+        layer.dropout
+        for layer in translator.model._flatten_layers()
+        if isinstance(layer, MultiHead)
+    }
+    assert rates == {0.2}
+    with pytest.raises(ValueError, match="`attention_dropout` needs"):
+        _translator("--attention-dropout", "0.2")
 
 
 def test_tied_embeddings_drop_the_transformers_output_weights():
