@@ -60,6 +60,12 @@ def check_values(args, application=None):
                 "--patience watches the validation loss: it needs a "
                 "validation split (--validation-fraction above 0)"
             )
+    if getattr(args, "average_checkpoints", None) not in (None, 1):
+        if getattr(args, "patience", None) is not None:
+            raise UsageError(
+                "--average-checkpoints averages the last epochs, --patience "
+                "keeps the best one: give one of them"
+            )
     if getattr(args, "choose_search", False):
         if getattr(args, "validation_fraction", None) == 0:
             raise UsageError(

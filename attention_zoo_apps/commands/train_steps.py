@@ -128,7 +128,15 @@ def init_from(bundle_class, args, strategy, wanted):
     return bundle
 
 
-def fit_run(bundle, args, strategy, *examples, watched=None, **fit_kwargs):
+def fit_run(
+    bundle,
+    args,
+    strategy,
+    *examples,
+    watched=None,
+    chief_callbacks=(),
+    **fit_kwargs,
+):
     """`bundle.fit(*examples, **fit_kwargs)` with a checkpoint per epoch
     in `--run-dir`, from the bundle's `initial_epoch` (nothing when a
     finished run has all its epochs; with `--overwrite`, the run there is
@@ -136,9 +144,9 @@ def fit_run(bundle, args, strategy, *examples, watched=None, **fit_kwargs):
     `history.csv` and, unless `--no-tensorboard`, TensorBoard's logs,
     with the attention of the first of the `watched` examples, as `fit`
     takes `validation`, each epoch; appended to when the run resumes or
-    goes on, removed when it starts anew). Returns whether this is the
-    chief, which evaluates, draws and exports next (the other workers
-    stop)."""
+    goes on, removed when it starts anew), and with the
+    `chief_callbacks` there. Returns whether this is the chief, which
+    evaluates, draws and exports next (the other workers stop)."""
     chief = distribute.is_chief(strategy)
     if bundle.initial_epoch < bundle.config.epochs:
         # A full disk or a damaged run file: one line, exit code 1.
@@ -154,7 +162,7 @@ def fit_run(bundle, args, strategy, *examples, watched=None, **fit_kwargs):
                     watching.clear(args.run_dir)  # a run that starts anew
                 callbacks = watching.run_callbacks(
                     bundle, args.run_dir, watched, args.tensorboard
-                )
+                ) + list(chief_callbacks)
             try:
                 bundle.fit(
                     *examples,

@@ -31,6 +31,7 @@ POSITIVE_INT_FLAGS = (
     "max_events",
     "max_pairs",
     "warmup_steps",
+    "average_checkpoints",
     "max_images",
     "beam_size",
     "image_size",

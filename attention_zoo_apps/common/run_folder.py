@@ -44,6 +44,7 @@ from attention_zoo_apps.common import run_files
 from attention_zoo_apps.common import run_lock
 from attention_zoo_apps.common import training
 from attention_zoo_apps.common import watching
+from attention_zoo_apps.common import weight_averaging
 from attention_zoo_apps.common.flag_checks import UsageError
 from attention_zoo_apps.common.run_files import BEST_WEIGHTS_FILE
 from attention_zoo_apps.common.run_files import WEIGHTS_FILE
@@ -135,8 +136,9 @@ def describe(changes):
 
 
 def clear(run_dir):
-    """Removes a run's config, weights, progress, backup and logs
-    (`watching.clear`) from `run_dir` (`--overwrite`), and what a killed
+    """Removes a run's config, weights, progress, backup, logs
+    (`watching.clear`) and kept epochs (`weight_averaging.clear`) from
+    `run_dir` (`--overwrite`), and what a killed
     writer left; the new run rewrites its vocabularies."""
     for name in (CONFIG_FILE, WEIGHTS_FILE, training.PROGRESS_FILE):
         with contextlib.suppress(FileNotFoundError):
@@ -145,6 +147,7 @@ def clear(run_dir):
         os.remove(os.path.join(run_dir, BEST_WEIGHTS_FILE))
     run_files.remove_backup(run_dir)
     watching.clear(run_dir)
+    weight_averaging.clear(run_dir)
     remove_temporaries(run_dir)
 
 

@@ -68,6 +68,9 @@ class TranslationConfig(AppConfig):
     # The share of each target token's probability smoothed towards the
     # uniform distribution (`SmoothedSparseCrossentropy`; 0: none).
     label_smoothing: float = 0.0
+    # Evaluate and export the mean weights of the last N epochs
+    # (`common.weight_averaging`; 1: the last epoch's).
+    average_checkpoints: int = 1
     seed: int = 0
     # A Keras dtype policy: "float32", "mixed_bfloat16" or "mixed_float16"
     # (`attention_zoo_apps.common.precision`; configs saved without it:
@@ -96,6 +99,7 @@ class TranslationConfig(AppConfig):
                 "batch_size",
                 "epochs",
                 "warmup_steps",
+                "average_checkpoints",
             )
         )
         check_rate("label_smoothing", self.label_smoothing)

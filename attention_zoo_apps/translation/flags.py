@@ -26,6 +26,7 @@ FINE_TUNING_FIELDS = (
     "learning_rate_schedule",
     "warmup_steps",
     "label_smoothing",
+    "average_checkpoints",
 )
 
 
@@ -92,6 +93,13 @@ def train_parser():
         metavar="N",
         help="the warm-up of --learning-rate-schedule inverse_sqrt, in "
         "updates (default: 4000)",
+    )
+    parser.add_argument(
+        "--average-checkpoints",
+        type=int,
+        metavar="N",
+        help="evaluate and export the mean of the last N epochs' weights "
+        "(kept in --run-dir/epochs; default 1: the last epoch's)",
     )
     parser.add_argument(
         "--label-smoothing",

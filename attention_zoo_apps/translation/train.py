@@ -14,6 +14,8 @@ import os
 
 from attention_zoo_apps.commands import train_flags
 from attention_zoo_apps.commands import train_steps
+from attention_zoo_apps.common import run_folder
+from attention_zoo_apps.common import weight_averaging
 from attention_zoo_apps.translation import data
 from attention_zoo_apps.translation import direction
 from attention_zoo_apps.translation import flags
@@ -54,6 +56,7 @@ def _config(args, synthetic):
             "learning_rate_schedule",
             "warmup_steps",
             "label_smoothing",
+            "average_checkpoints",
         ),
         model=args.model,
         cell=args.cell,
@@ -81,6 +84,26 @@ def _load_pairs(args):
             max_pairs=args.max_pairs,
         )
     return pairs[: args.max_pairs] if args.max_pairs else pairs, None
+
+
+def _average_weights(translator, run_dir):
+    """`--average-checkpoints N`: the model takes the mean weights of the
+    last N epochs kept in the run folder; returns those epochs."""
+    count = translator.config.average_checkpoints
+    with run_folder.reported_errors("attention-zoo train translation"):
+        weights, epochs = weight_averaging.averaged_weights(run_dir, count)
+    if len(epochs) < 2:
+        print(
+            f"--average-checkpoints {count}: {len(epochs)} epoch kept in "
+            f"{run_dir}/{weight_averaging.EPOCHS_DIR}, nothing to average"
+        )
+        return None
+    translator.model.set_weights(weights)
+    print(
+        f"averaged the weights of epochs {epochs[0]}-{epochs[-1]} "
+        f"(--average-checkpoints {count})"
+    )
+    return epochs
 
 
 def _choose_search(translator, validation):
@@ -137,10 +160,21 @@ def main(argv=None):
         )
         direction.check_columns(args, translator, pairs)
     run_dir = args.run_dir
+    averaged = translator.config.average_checkpoints
+    kept = []
+    if averaged > 1:
+        kept = [weight_averaging.KeepEpochWeights(run_dir, averaged)]
     if not train_steps.fit_run(
-        translator, args, strategy, train, validation, watched=validation
+        translator,
+        args,
+        strategy,
+        train,
+        validation,
+        watched=validation,
+        chief_callbacks=kept,
     ):
         return 0  # the chief evaluates, draws and exports
+    epochs = _average_weights(translator, run_dir) if averaged > 1 else None
 
     print(f"parameters: {translator.model.count_params():,}")
     search, choice = train_steps.flag_search(args), None
@@ -181,6 +215,8 @@ def main(argv=None):
     if args.export:
         metrics = {k: v for k, v in scores.items() if k != "hypotheses"}
         metrics["beam_size"] = search.beam_size
+        if epochs:
+            metrics["averaged_epochs"] = epochs
         chosen = {}
         if choice is not None:
             # The export serves the chosen search; the metadata says why.

@@ -17,6 +17,11 @@ from attention_zoo_apps import cli
         ("captioning", ["--augment"], "--augment mirrors the training"),
         (
             "translation",
+            ["--average-checkpoints", "2", "--patience", "1"],
+            "--average-checkpoints averages the last epochs, --patience",
+        ),
+        (
+            "translation",
             ["--choose-search", "--beam-size", "4"],
             "--choose-search picks the beam size on the validation split",
         ),

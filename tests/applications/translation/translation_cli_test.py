@@ -3,10 +3,13 @@
 import json
 import re
 
+import numpy as np
 import pytest
 
 from attention_zoo_apps import cli
+from attention_zoo_apps.common import weight_averaging
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
 
 
 @pytest.mark.slow
@@ -31,6 +34,8 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
             "--export",
             str(export_dir),
             "--choose-search",
+            "--average-checkpoints",
+            "2",
         ]
     )
     assert code == 0
@@ -56,6 +61,13 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
     assert (run_dir / "attention.png").read_bytes().startswith(b"\x89PNG")
     assert (run_dir / "model.weights.h5").exists()
     assert (export_dir / "1" / "saved_model.pb").exists()
+    # The export holds the mean of the two epochs' weights.
+    assert "averaged the weights of epochs 1-2" in out
+    mean, epochs = weight_averaging.averaged_weights(str(run_dir), 2)
+    exported = Translator.from_export(str(export_dir / "1")).model
+    for found, wanted in zip(exported.get_weights(), mean, strict=True):
+        np.testing.assert_allclose(found, wanted, rtol=1e-6)
+    assert metadata["metrics"]["averaged_epochs"] == epochs == [1, 2]
 
     source = make_synthetic_pairs(1, seed=5).pairs[0][0]
     assert cli.main(["translate", str(export_dir), source]) == 0
