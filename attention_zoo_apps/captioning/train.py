@@ -53,7 +53,7 @@ SYNTHETIC_DEFAULTS = dict(
     image_size=32,
     # Words predicted from the positions looked at: the heatmaps point at
     # the object each word names (docs/quality/captioning.md: localisation
-    # 87-90 % against 62-73 % with the paper's deep output, on validation).
+    # 85-91 % against 67-75 % with the paper's deep output, on validation).
     prediction="latent",
     embedding_dim=64,
     units=128,
