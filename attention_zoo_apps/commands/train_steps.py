@@ -84,8 +84,9 @@ def start_run(bundle_class, args, strategy, create, config=None):
 def init_from(bundle_class, args, strategy, wanted):
     """`--init-from MODEL`: the bundle of a shipped model's name or an
     export folder (`SavedBundle.from_export`), its config taking the
-    `FINE_TUNING_FIELDS` of `wanted` (the flags' config; and those the
-    application's `flags.FINE_TUNING_FIELDS` adds) and recompiled
+    `FINE_TUNING_FIELDS` of `wanted` (the flags' config; and of those
+    the application's `flags.FINE_TUNING_FIELDS` adds, the ones given as
+    flags) and recompiled
     for them; its vocabularies are kept (new words go through the
     subwords). A flag given for another field (its own name, or one the
     application's `flags.FIELD_FLAGS` lists for it) whose value differs
@@ -98,13 +99,19 @@ def init_from(bundle_class, args, strategy, wanted):
     given = getattr(args, "given_flags", set())
     app_flags = registry.get(bundle_class.application).flags()
     field_flags = app_flags.FIELD_FLAGS
-    fine_tuning = train_flags.FINE_TUNING_FIELDS + getattr(
-        app_flags, "FINE_TUNING_FIELDS", ()
-    )
+    # The application's training options: the flag's value when given,
+    # else the export's (a fine-tuned model keeps its dropout).
+    options = [
+        name
+        for name in getattr(app_flags, "FINE_TUNING_FIELDS", ())
+        if name in given
+    ]
+    fine_tuning = (*train_flags.FINE_TUNING_FIELDS, *options)
+    kept = set(getattr(app_flags, "FINE_TUNING_FIELDS", ())) - set(options)
     conflicts = []
     for field in dataclasses.fields(wanted):
         name = field.name
-        if name in fine_tuning:
+        if name in fine_tuning or name in kept:
             continue
         flags = (name, *field_flags.get(name, ()))
         mine, theirs = getattr(wanted, name), getattr(bundle.config, name)
