@@ -16,17 +16,14 @@ from attention_zoo_apps.common.generating_bundle import GeneratingBundle
 from attention_zoo_apps.common.hypotheses import hypothesis_arrays
 from attention_zoo_apps.common.hypotheses import per_input
 from attention_zoo_apps.common.hypotheses import return_value
-from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 from attention_zoo_apps.translation import data
 from attention_zoo_apps.translation import export as translation_export
+from attention_zoo_apps.translation import recipe
 from attention_zoo_apps.translation import sentences
 from attention_zoo_apps.translation.config import TranslationConfig
-from attention_zoo_apps.translation.label_smoothing import (
-    SmoothedSparseCrossentropy,
-)
 from attention_zoo_apps.translation.model import build_translation_model
 from attention_zoo_apps.translation.model import model_adapter
-from attention_zoo_apps.translation.schedules import WarmupInverseSqrt
+from attention_zoo_apps.translation.vocabularies import learn_tokenizers
 
 logger = logging.getLogger(__name__)
 
@@ -106,30 +103,9 @@ class Translator(GeneratingBundle):
     # -- training ---------------------------------------------------------
 
     def _ensure_tokenizers(self, pairs):
-        config = self.config
-        if config.joint_vocabulary and self.source_tokenizer is None:
-            # One vocabulary of both sides' pieces, for both.
-            self.source_tokenizer = SubwordTokenizer.train(
-                [text for pair in pairs for text in pair],
-                vocabulary_size=config.source_vocabulary_size,
-                lowercase=config.lowercase,
-                normalization=config.normalization,
-            )
-            self.target_tokenizer = self.source_tokenizer
-        if self.source_tokenizer is None:
-            self.source_tokenizer = SubwordTokenizer.train(
-                [source for source, _ in pairs],
-                vocabulary_size=config.source_vocabulary_size,
-                lowercase=config.lowercase,
-                normalization=config.normalization,
-            )
-        if self.target_tokenizer is None:
-            self.target_tokenizer = SubwordTokenizer.train(
-                [target for _, target in pairs],
-                vocabulary_size=config.target_vocabulary_size,
-                lowercase=config.lowercase,
-                normalization=config.normalization,
-            )
+        self.source_tokenizer, self.target_tokenizer = learn_tokenizers(
+            self.config, pairs, self.source_tokenizer, self.target_tokenizer
+        )
 
     def make_model(self):
         """The config's model (tokenizers must exist)."""
@@ -140,24 +116,13 @@ class Translator(GeneratingBundle):
         )
 
     def learning_rate(self):
-        """The config's `learning_rate`, or with `learning_rate_schedule
-        ="inverse_sqrt"` a `WarmupInverseSqrt` that peaks at it."""
-        if self.config.learning_rate_schedule == "inverse_sqrt":
-            return WarmupInverseSqrt(
-                self.config.learning_rate, self.config.warmup_steps
-            )
-        return self.config.learning_rate
+        return recipe.learning_rate(self.config)
 
     def compile_arguments(self):
-        """The loss and metrics (`build` adds the optimizer)."""
-        if self.config.label_smoothing:
-            loss = SmoothedSparseCrossentropy(self.config.label_smoothing)
-        else:
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, ignore_class=0
-            )
+        """The loss (`recipe.training_loss`) and metrics (`build` adds the
+        optimizer)."""
         return dict(
-            loss=loss,
+            loss=recipe.training_loss(self.config),
             # The logits carry the target's padding mask, so Keras leaves
             # padded positions out of the loss and the accuracy.
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
