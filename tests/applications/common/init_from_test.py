@@ -8,7 +8,9 @@ import types
 import pytest
 
 from attention_zoo_apps import registry
+from attention_zoo_apps.commands import train_steps
 from attention_zoo_apps.translation import train as translation_train
+from attention_zoo_apps.translation.translator import Translator
 from tests.support import tiny_runs
 
 # Application -> (generated training examples, config changes) of the
@@ -137,3 +139,32 @@ def test_init_from_refuses_no_notes_for_a_model_that_reads_notes(
     wanted = ehr_train._config(args, synthetic=True)
     with pytest.raises(UsageError, match="use_notes is True there, False"):
         train_steps.init_from(RiskModel, args, strategy, wanted)
+
+
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (set(), (0.3, 0.2)),  # not given: the export's own stay
+        ({"dropout", "label_smoothing"}, (0.1, 0.0)),  # given: the flags'
+    ],
+)
+def test_training_options_come_from_flags_only_when_given(
+    shared, monkeypatch, given, expected
+):
+    export = str(tiny_runs.finished_run(shared, "translation") / "export")
+    from_export = Translator.from_export
+
+    def with_options(path, strategy=None):
+        bundle = from_export(path, strategy)
+        bundle.config = bundle.config.replace(dropout=0.3, label_smoothing=0.2)
+        return bundle
+
+    monkeypatch.setattr(Translator, "from_export", with_options)
+    wanted = Translator.from_export(export).config.replace(
+        dropout=0.1, label_smoothing=0.0, epochs=3
+    )
+    args = types.SimpleNamespace(init_from=export, given_flags=given)
+    bundle = train_steps.init_from(Translator, args, None, wanted)
+    config = bundle.config
+    assert (config.dropout, config.label_smoothing) == expected
+    assert config.epochs == 3  # always the flags'
