@@ -43,7 +43,6 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from attention_zoo_apps.captioning import data  # noqa: E402
@@ -278,17 +277,15 @@ def train_and_score(dataset, name, base, seed, splits, args):
 def fit_early_stopped(captioner, train, validation, patience):
     """Trains `captioner` on the `Split` `train` until the loss on
     `validation` has not improved for `patience` epochs, and keeps the
-    best epoch's weights. Returns the minutes and the validation losses
-    per epoch."""
-    stop = keras.callbacks.EarlyStopping(
-        monitor="val_loss", patience=patience, restore_best_weights=True
-    )
+    best epoch's weights (the bundle's own early stopping, as `train
+    captioning --patience`). Returns the minutes and the validation
+    losses per epoch."""
     start = time.perf_counter()
     history = captioner.fit(
         train.images,
         train.captions,
         validation=(validation.images, validation.captions),
-        callbacks=[stop],
+        patience=patience,
         verbose=2,
     )
     return (time.perf_counter() - start) / 60, history.history["val_loss"]
