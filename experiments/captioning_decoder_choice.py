@@ -31,11 +31,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from attention_zoo_apps.captioning import train as cli  # noqa: E402
 from attention_zoo_apps.captioning.captioner import Captioner  # noqa: E402
 from attention_zoo_apps.captioning.config import CaptioningConfig  # noqa: E402
-from attention_zoo_apps.captioning.splits import Split  # noqa: E402
+from attention_zoo_apps.captioning.splits import scored_split  # noqa: E402
 from attention_zoo_apps.captioning.splits import synthetic_splits  # noqa: E402
 from attention_zoo_apps.captioning.synthetic import attention_localisation  # noqa: E402
 from attention_zoo_apps.captioning.synthetic import make_synthetic_shapes  # noqa: E402
-from attention_zoo_apps.captioning.synthetic import mirrored_caption  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks import pages  # noqa: E402
 from experiments.captioning_quality import fit_early_stopped  # noqa: E402
@@ -127,21 +126,19 @@ def main(argv=None):
 def _measure(args):
     """A row per variant and seed; prints them as a table."""
     image_size = cli.SYNTHETIC_DEFAULTS["image_size"]
-    shapes = make_synthetic_shapes(
-        args.choice_images, image_size, seed=CHOICE_SEED
-    )
-    choice = Split(
-        shapes.images,
-        [[c, mirrored_caption(c)] for c in shapes.captions],
-        objects=shapes.objects,
+    choice = scored_split(
+        make_synthetic_shapes(args.choice_images, image_size, seed=CHOICE_SEED)
     )
     rows = []
+    generated = {}  # image count -> (train, validation), made once
     for name in args.variants:
         description, change, seeds, images = VARIANTS[name]
         count = images * args.images // IMAGES
-        train, validation, _ = synthetic_splits(
-            count, image_size, 0.1, 0.1, seed=0
-        )
+        if count not in generated:
+            generated[count] = synthetic_splits(
+                count, image_size, 0.1, 0.1, seed=0
+            )[:2]
+        train, validation = generated[count]
         for seed in args.seeds or seeds:
             row = _train_and_score(
                 description, change, seed, train, validation, choice, args

@@ -1,7 +1,8 @@
 """The train / validation / test images a captioning run trains on.
 
 A `Split` holds decoded images with their reference captions.
-`synthetic_splits` generates the three from the coloured shapes;
+`synthetic_splits` generates the three from the coloured shapes
+(`scored_split`: generated images with both captions as references);
 `load_splits` reads a dataset's captions (a `data.DataLayout`) into three
 `CaptionedImages`, and `read_split` decodes one of them into a `Split`,
 leaving out the files that do not decode. Nothing here prints: the
@@ -61,11 +62,19 @@ def synthetic_splits(
     return (
         Split(shapes.images[:cut], [[c] for c in shapes.captions[:cut]]),
         Split(shapes.images[cut:], [[c] for c in shapes.captions[cut:]]),
-        Split(
-            test.images,
-            [[c, mirrored_caption(c)] for c in test.captions],
-            objects=test.objects,
-        ),
+        scored_split(test),
+    )
+
+
+def scored_split(shapes):
+    """The `Split` that scores captions of the generated `shapes`: each
+    image with its caption and the mirrored one as references (either
+    object may come first, so both are right) and its objects (for
+    `attention_localisation`)."""
+    return Split(
+        shapes.images,
+        [[c, mirrored_caption(c)] for c in shapes.captions],
+        objects=shapes.objects,
     )
 
 
