@@ -101,17 +101,15 @@ def init_from(bundle_class, args, strategy, wanted):
     field_flags = app_flags.FIELD_FLAGS
     # The application's training options: the flag's value when given,
     # else the export's (a fine-tuned model keeps its dropout).
-    options = [
-        name
-        for name in getattr(app_flags, "FINE_TUNING_FIELDS", ())
-        if name in given
+    options = getattr(app_flags, "FINE_TUNING_FIELDS", ())
+    fine_tuning = train_flags.FINE_TUNING_FIELDS + options
+    taken = [
+        name for name in fine_tuning if name not in options or name in given
     ]
-    fine_tuning = (*train_flags.FINE_TUNING_FIELDS, *options)
-    kept = set(getattr(app_flags, "FINE_TUNING_FIELDS", ())) - set(options)
     conflicts = []
     for field in dataclasses.fields(wanted):
         name = field.name
-        if name in fine_tuning or name in kept:
+        if name in fine_tuning:
             continue
         flags = (name, *field_flags.get(name, ()))
         mine, theirs = getattr(wanted, name), getattr(bundle.config, name)
@@ -123,7 +121,7 @@ def init_from(bundle_class, args, strategy, wanted):
             f"vocabularies: {'; '.join(conflicts)}. Leave those flags out."
         )
     bundle.config = bundle.config.replace(
-        **{name: getattr(wanted, name) for name in fine_tuning}
+        **{name: getattr(wanted, name) for name in taken}
     )
     with distribute.scope(strategy):
         with precision.policy_scope(bundle.config.precision):
