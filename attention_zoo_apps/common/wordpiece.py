@@ -136,12 +136,18 @@ def split_words(
     )
     if normalization is not None:
         strings = tf_text.normalize_utf8(strings, normalization)
+    strings = _fold(strings, lowercase, strip_accents)
+    return tf_text.regex_split(strings, _DELIMITERS, _ISOLATED)
+
+
+def _fold(strings, lowercase, strip_accents):
+    """Steps 1 (accent stripping) and 2 of the pipeline."""
     if strip_accents:
         strings = tf_text.normalize_utf8(strings, "NFD")
         strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
     if lowercase:
         strings = tf.strings.lower(strings, encoding="utf-8")
-    return tf_text.regex_split(strings, _DELIMITERS, _ISOLATED)
+    return strings
 
 
 class SubwordTokenizer(tf.Module):
@@ -372,6 +378,17 @@ class SubwordTokenizer(tf.Module):
         if len(pieces) > 1:
             ids = tf.concat(pieces, axis=1)
         return ids
+
+    def tokenize_words(self, words):
+        """Words `(B, (W))` as `split_words(strings, lowercase=False,
+        normalization=self.normalization)` gives them, in their case
+        -> their pieces, int32 `(B, (W), (P))` (an `[UNK]` piece for a
+        word the vocabulary cannot spell): lower-cased and stripped of
+        accents first as the tokenizer's options say. For callers that
+        need each word's pieces (`translation.placeholders`)."""
+        folded = _fold(words.flat_values, self.lowercase, self.strip_accents)
+        ids = self._wordpiece.tokenize(words.with_flat_values(folded))
+        return tf.cast(ids, tf.int32)
 
     def detokenize(self, ids):
         """Ids `(B, T)` (dense or ragged) -> str `(B,)`.

@@ -8,6 +8,7 @@ from attention_zoo.checks import check_rate
 from attention_zoo_apps.common.config import AppConfig
 from attention_zoo_apps.translation.options import ATTENTIONS
 from attention_zoo_apps.translation.options import MODELS
+from attention_zoo_apps.translation.options import PLACEHOLDER_RULES
 from attention_zoo_apps.translation.options import SCHEDULES
 
 
@@ -53,6 +54,10 @@ class TranslationConfig(AppConfig):
     # default changed say `true`).
     lowercase: bool = False
     normalization: str | None = "NFKC"
+    # Source words copied into the translation through placeholder
+    # tokens, by these rules of `PLACEHOLDER_RULES` ("numbers", "names",
+    # "unknown"; see `translation.placeholders`); () copies nothing.
+    placeholders: tuple = ()
     # Longest sequence in tokens (sources are truncated to it, decoding
     # stops at it).
     max_length: int = 64
@@ -103,6 +108,15 @@ class TranslationConfig(AppConfig):
             )
         )
         check_rate("label_smoothing", self.label_smoothing)
+        # A list when read from JSON.
+        object.__setattr__(self, "placeholders", tuple(self.placeholders))
+        for rule in self.placeholders:
+            check_choice("placeholders", rule, PLACEHOLDER_RULES)
+        if len(set(self.placeholders)) != len(self.placeholders):
+            raise ValueError(
+                "`placeholders` must name each rule once. "
+                f"Received: placeholders={self.placeholders!r}"
+            )
         for name in ("num_key_value_heads", "sliding_window"):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))

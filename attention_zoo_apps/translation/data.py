@@ -206,6 +206,7 @@ def make_translation_dataset(
     pad_to_max_length=False,
     drop_remainder=False,
     length_multiple=None,
+    placeholders=None,
 ):
     """A `tf.data.Dataset` of teacher-forcing batches.
 
@@ -236,6 +237,10 @@ def make_translation_dataset(
             multiple of it (at most `max_length`): a few shapes rather
             than one per longest sequence, for backends that compile one
             step per shape (JAX). Defaults to `None` (the longest).
+        placeholders: a `placeholders.Placeholders` whose tokenizers
+            tokenize the pairs (`protect_pairs`: the words copied from
+            source to target as placeholders), or `None`. Defaults to
+            `None`.
 
     Returns:
         A batched, prefetched `tf.data.Dataset`.
@@ -262,14 +267,19 @@ def make_translation_dataset(
     pad_shape = [None, max_length] if pad_to_max_length else None
 
     def encode(source, target):
-        source = source_tokenizer.tokenize(source)  # (B, (Ts))
+        if placeholders is None:
+            source_ids = source_tokenizer.tokenize(source)  # (B, (Ts))
+            target_ids = target_tokenizer.tokenize(target)  # (B, (Tt))
+        else:
+            source_ids, target_ids = placeholders.protect_pairs(source, target)
+        source = source_ids
         if source_end:
             source = tf.concat(
                 [source[:, : max_length - 1], _column(END_ID, source)], 1
             )
         else:
             source = source[:, :max_length]
-        target = target_tokenizer.tokenize(target)[:, : max_length - 1]
+        target = target_ids[:, : max_length - 1]
         target_in = tf.concat([_column(START_ID, target), target], 1)
         target_out = tf.concat([target, _column(END_ID, target)], 1)
 
@@ -291,15 +301,19 @@ def make_translation_dataset(
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def encode_sources(source_tokenizer, texts, max_length):
+def encode_sources(source_tokenizer, texts, max_length, placeholders=None):
     """Source strings -> padded int32 ids `(B, Ts)`, as in training.
 
     The same convention as `make_translation_dataset` with its defaults (no
-    START or END, cut to `max_length` tokens, PAD-filled to the longest):
-    used by `Translator.translate` and inside exported SavedModels.
+    START or END, cut to `max_length` tokens, PAD-filled to the longest);
+    with `placeholders`, its protected words are placeholders
+    (`Placeholders.protect`).
     """
-    source = source_tokenizer.tokenize(texts)[:, :max_length]
-    return _pad(source, None)
+    if placeholders is None:
+        source = source_tokenizer.tokenize(texts)
+    else:
+        source = placeholders.protect(texts)[0]
+    return _pad(source[:, :max_length], None)
 
 
 def _column(token_id, ragged):

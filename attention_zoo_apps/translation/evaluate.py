@@ -1,8 +1,30 @@
 """Held-out metrics and attention pictures for translation."""
 
 import numpy as np
+from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import CHRF
 
 from attention_zoo_apps.common.plots import plot_heatmap
+
+
+def corpus_scores(hypotheses, references):
+    """sacreBLEU's corpus BLEU and chrF of `hypotheses` against one
+    reference each (lists of str): `bleu` and `chrf`, the standard cased
+    scores; `bleu_lowercase` and `chrf_lowercase`, both sides lower-cased;
+    `bleu_signature`, for papers."""
+    references = [list(references)]
+    bleu = BLEU()
+    return {
+        "bleu": bleu.corpus_score(hypotheses, references).score,
+        "bleu_lowercase": BLEU(lowercase=True)
+        .corpus_score(hypotheses, references)
+        .score,
+        "chrf": CHRF().corpus_score(hypotheses, references).score,
+        "chrf_lowercase": CHRF(lowercase=True)
+        .corpus_score(hypotheses, references)
+        .score,
+        "bleu_signature": str(bleu.get_signature()),
+    }
 
 
 def alignment_accuracy(attention_maps, alignments):

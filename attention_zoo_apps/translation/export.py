@@ -59,6 +59,9 @@ class TranslationServingModule(SearchServingModule):
         self.target_tokenizer = translator.target_tokenizer
         self.track_model(translator.model)
         self._max_length = translator.config.max_length
+        # `Translator.detokenize`, the placeholders' words put back.
+        self._detokenize = translator.detokenize
+        self._placeholders = translator.placeholders
 
     @tf.function(input_signature=[TEXT_SPEC], autograph=False)
     def serve(self, text):
@@ -66,7 +69,10 @@ class TranslationServingModule(SearchServingModule):
 
     def outputs(self, text, seed):
         batch = tf.shape(text)[0]
-        sentences = split_texts(self.source_tokenizer, text, self._max_length)
+        sentences = split_texts(
+            self.source_tokenizer, text, self._max_length, self._placeholders
+        )
+        words = sentences.protected_words
         if seed is not None:
             seed = sentence_seeds(seed, sentences)
         # A sentence without tokens comes back with length 0 and PAD
@@ -74,7 +80,7 @@ class TranslationServingModule(SearchServingModule):
         results = self.decode(sentences.source_ids, seed)
         result = best_hypothesis(results, self.num_results)
         rows = sentences.rows
-        translations = self.target_tokenizer.detokenize(result["tokens"])
+        translations = self._detokenize(result["tokens"], words)
         outputs = {
             "translation": join_texts(translations, rows, batch),
             "attention": join_attention(
@@ -84,7 +90,9 @@ class TranslationServingModule(SearchServingModule):
         }
         if self.num_results > 1:
             n_best = n_best_outputs(
-                results, self.target_tokenizer.detokenize, "translations"
+                results,
+                lambda ids: self._detokenize(ids, words, self.num_results),
+                "translations",
             )
             outputs["translations"] = join_texts(
                 n_best["translations"], rows, batch

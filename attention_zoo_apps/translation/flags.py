@@ -5,11 +5,14 @@ answers `--help`, before the training code is imported
 (`train_flags.precheck`).
 """
 
+import argparse
+
 from attention_zoo_apps.commands import infer_flags
 from attention_zoo_apps.commands import train_flags
 from attention_zoo_apps.common.flag_checks import FlagParser
 from attention_zoo_apps.translation.options import ATTENTIONS
 from attention_zoo_apps.translation.options import MODELS
+from attention_zoo_apps.translation.options import PLACEHOLDER_RULES
 from attention_zoo_apps.translation.options import SCHEDULES
 
 # Config field -> the flags (dests) other than its own name that set it
@@ -135,6 +138,16 @@ def train_parser():
         help="learn one WordPiece vocabulary (of --vocabulary-size) from "
         "both sides' text and use it for both",
     )
+    parser.add_argument(
+        "--placeholders",
+        type=placeholder_rules,
+        metavar="RULES",
+        help="copy these source words into the translation through "
+        "placeholder tokens, comma-separated: numbers (words of digits), "
+        "names (capitalized words inside a sentence that the source "
+        "vocabulary spells in 2+ pieces), unknown (words it cannot "
+        "spell: emoji, other scripts); none (the default): copy nothing",
+    )
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--vocabulary-size", type=int)
@@ -160,6 +173,21 @@ def train_parser():
         parser, "translation", "checkpoints, vocabularies, config, pictures"
     )
     return parser
+
+
+def placeholder_rules(text):
+    """`--placeholders`: `"numbers,names"` -> `("numbers", "names")`,
+    `"none"` -> `()`."""
+    if text.strip() == "none":
+        return ()
+    rules = tuple(rule.strip() for rule in text.split(","))
+    wrong = [rule for rule in rules if rule not in PLACEHOLDER_RULES]
+    if wrong or len(set(rules)) != len(rules):
+        raise argparse.ArgumentTypeError(
+            f"must be none or distinct rules of {','.join(PLACEHOLDER_RULES)} "
+            f"separated by commas; got {text!r}"
+        )
+    return rules
 
 
 INFER_PROG = "attention-zoo translate"

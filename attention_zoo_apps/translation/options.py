@@ -13,5 +13,7 @@ ATTENTIONS = (
     "local",
     None,
 )
+# What `TranslationConfig.placeholders` copies (`placeholders.Placeholders`).
+PLACEHOLDER_RULES = ("numbers", "names", "unknown")
 # `TranslationConfig.learning_rate_schedule` (`schedules.WarmupInverseSqrt`).
 SCHEDULES = ("constant", "inverse_sqrt")

@@ -3,8 +3,9 @@
 A translation model reads at most `max_length` subword tokens of a source
 (`TranslationConfig.max_length`, the model card's `text_tokens`). A longer
 text is split into sentences, each sentence is translated on its own and
-the translations are joined with one space. These are TensorFlow ops only:
-the export runs them in its graph (so TF Serving splits alike) and
+the translations are joined with one space. These are TensorFlow ops only
+(but `joined_attention_arrays`, `join_attention`'s NumPy twin): the
+export runs them in its graph (so TF Serving splits alike) and
 `Translator.translate` eagerly, so both give the same translations.
 
 `split_texts` reads each text in four steps:
@@ -28,6 +29,7 @@ sentences (the rest dropped), or a text longer than step 1 keeps.
 
 import collections
 
+import numpy as np
 import tensorflow as tf
 
 from attention_zoo_apps.common import text_limits
@@ -44,7 +46,8 @@ _SEPARATOR = b"\xff"
 _BYTES_PER_CHARACTER = 4  # at most, in UTF-8
 
 Sentences = collections.namedtuple(
-    "Sentences", ["source_ids", "rows", "positions", "truncated"]
+    "Sentences",
+    ["source_ids", "rows", "positions", "truncated", "protected_words"],
 )
 Sentences.__doc__ = """The sentences of a batch of `B` texts, `N` in all.
 
@@ -55,6 +58,9 @@ Attributes:
         `rows = range(B)` when no text was split).
     positions: int32 `(N,)`, each sentence's place in its text (0 first).
     truncated: bool `(B,)`, some of the text was not read.
+    protected_words: str `(N, (k))`, each sentence's words that its
+        placeholders stand for (`Placeholders.protect`), or `None` (no
+        placeholders).
 """
 
 
@@ -63,10 +69,17 @@ def max_text_tokens(max_length):
     return MAX_SENTENCES * max_length
 
 
-def split_texts(tokenizer, texts, max_length):
+def split_texts(tokenizer, texts, max_length, placeholders=None):
     """`texts` tf.string `(B,)` -> their `Sentences` (see the module
     docstring) for a `SubwordTokenizer` model reading `max_length`
-    tokens of a source."""
+    tokens of a source; with `placeholders` (a `Placeholders`) the
+    sentences are tokenized by its `protect`."""
+
+    def tokenize(strings):
+        if placeholders is None:
+            return tokenizer.tokenize(strings), None
+        return placeholders.protect(strings)
+
     texts = tf.convert_to_tensor(texts, tf.string)
     tokens = max_text_tokens(max_length)
     # Bytes first, so that a huge text costs no copies: a character is at
@@ -76,7 +89,7 @@ def split_texts(tokenizer, texts, max_length):
     oversized = tf.strings.length(texts) > size
     texts = tf.strings.substr(texts, 0, size)
     text, cut = text_limits.cut_text(texts, tokens)
-    whole = tokenizer.tokenize(text).row_lengths()  # (B,)
+    whole = tokenize(text)[0].row_lengths()  # (B,)
     marked = tf.strings.regex_replace(
         text, SENTENCE_END, b"\\1" + _SEPARATOR + b"\\2"
     )
@@ -85,7 +98,7 @@ def split_texts(tokenizer, texts, max_length):
     pieces = tf.strings.split(marked, sep=_SEPARATOR)  # (B, (S)), S >= 1
     dropped = pieces.row_lengths() > MAX_SENTENCES  # (B,)
     pieces = pieces[:, :MAX_SENTENCES]
-    tokens = tokenizer.tokenize(pieces.flat_values)  # (N, (T))
+    tokens, protected_words = tokenize(pieces.flat_values)  # (N, (T))
     lengths = pieces.with_flat_values(tokens.row_lengths())  # (B, (S))
     too_long = tf.reduce_any(lengths > max_length, axis=1)  # (B,)
     rows = tf.cast(pieces.value_rowids(), tf.int32)
@@ -95,6 +108,7 @@ def split_texts(tokenizer, texts, max_length):
         rows=rows,
         positions=tf.range(tf.size(rows)) - starts,
         truncated=oversized | cut | dropped | too_long,
+        protected_words=protected_words,
     )
 
 
@@ -170,6 +184,33 @@ def join_attention(attention, target_lengths, sentences, batch_size):
         ]
     )
     return tf.scatter_nd(index, tf.gather_nd(attention, where), size)
+
+
+def joined_attention_arrays(found, source_lengths, rows, count):
+    """`B * N` attention maps `(target_tokens, source_tokens)`, text-major:
+    each text's sentences' maps (of `found`, `hypothesis_arrays`) placed
+    block by block, in sentence order."""
+    lengths, attention = found["lengths"], found["attention"]
+    maps = []
+    for text in range(count):
+        members = np.flatnonzero(rows == text)
+        for rank in range(lengths.shape[1]):
+            blocks = [
+                attention[i, rank, : lengths[i, rank], : source_lengths[i]]
+                for i in members
+            ]
+            joined = np.zeros(
+                tuple(map(sum, zip(*(b.shape for b in blocks)))), "float32"
+            )
+            row = column = 0
+            for block in blocks:
+                rows_here, columns_here = block.shape
+                joined[
+                    row : row + rows_here, column : column + columns_here
+                ] = block
+                row, column = row + rows_here, column + columns_here
+            maps.append(joined)
+    return maps
 
 
 def _offsets(lengths, first):

@@ -57,6 +57,7 @@ def _config(args, synthetic):
             "warmup_steps",
             "label_smoothing",
             "average_checkpoints",
+            "placeholders",
         ),
         model=args.model,
         cell=args.cell,

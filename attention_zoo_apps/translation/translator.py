@@ -7,8 +7,6 @@ import random
 import keras
 import numpy as np
 import tensorflow as tf
-from sacrebleu.metrics import BLEU
-from sacrebleu.metrics import CHRF
 
 from attention_zoo.decoding import searches
 from attention_zoo_apps.common import text_limits
@@ -21,8 +19,10 @@ from attention_zoo_apps.translation import export as translation_export
 from attention_zoo_apps.translation import recipe
 from attention_zoo_apps.translation import sentences
 from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.evaluate import corpus_scores
 from attention_zoo_apps.translation.model import build_translation_model
 from attention_zoo_apps.translation.model import model_adapter
+from attention_zoo_apps.translation.placeholders import Placeholders
 from attention_zoo_apps.translation.vocabularies import learn_tokenizers
 
 logger = logging.getLogger(__name__)
@@ -107,6 +107,18 @@ class Translator(GeneratingBundle):
             self.config, pairs, self.source_tokenizer, self.target_tokenizer
         )
 
+    @property
+    def placeholders(self):
+        """The `Placeholders` of `config.placeholders` (tokenizers must
+        exist), or `None` when the config copies nothing."""
+        if not self.config.placeholders:
+            return None
+        return Placeholders(
+            self.source_tokenizer,
+            self.target_tokenizer,
+            self.config.placeholders,
+        )
+
     def make_model(self):
         """The config's model (tokenizers must exist)."""
         return build_translation_model(
@@ -139,6 +151,7 @@ class Translator(GeneratingBundle):
             seed=self.config.seed,
             # JAX compiles a training step per shape: lengths in steps of 8.
             length_multiple=8 if keras.backend.backend() == "jax" else None,
+            placeholders=self.placeholders,
         )
 
     def as_examples(self, given):
@@ -156,8 +169,20 @@ class Translator(GeneratingBundle):
             self.source_tokenizer,
             tf.constant(texts, tf.string),
             self.config.max_length,
+            self.placeholders,
         )
         return ids
+
+    def detokenize(self, ids, protected_words=None, repeats=1):
+        """Target ids `(M, L)` -> tf.string `(M,)`; with placeholders, each
+        written with the word it stands for, of `protected_words` `(M /
+        repeats, (k))` (row `i` serving translations `i * repeats` to
+        `(i + 1) * repeats - 1`: a beam's N best; see
+        `Placeholders.restore`)."""
+        texts = self.target_tokenizer.detokenize(ids)
+        if self.placeholders is None:
+            return texts
+        return self.placeholders.restore(texts, protected_words, repeats)
 
     def make_adapter(self):
         """The model's `DecodingAdapter` (`model_adapter`); `adapter` keeps
@@ -277,6 +302,7 @@ class Translator(GeneratingBundle):
             self.source_tokenizer,
             tf.constant(texts, tf.string),
             self.config.max_length,
+            self.placeholders,
         )
         rows = split.rows.numpy()
         if len(rows) != len(texts):  # some text was split
@@ -284,8 +310,10 @@ class Translator(GeneratingBundle):
         result = self.decode(split.source_ids, search=search, seed=seed)
         found = hypothesis_arrays(result, num_results)
         count, hypotheses, steps = found["tokens"].shape
-        strings = self.target_tokenizer.detokenize(
-            np.reshape(found["tokens"], (count * hypotheses, steps))
+        strings = self.detokenize(
+            np.reshape(found["tokens"], (count * hypotheses, steps)),
+            split.protected_words,
+            hypotheses,
         )
         joined = sentences.join_texts(
             tf.reshape(strings, (count, hypotheses)), rows, len(texts)
@@ -297,7 +325,9 @@ class Translator(GeneratingBundle):
             source_lengths = np.sum(np.asarray(split.source_ids) != 0, axis=1)
             extras.append(
                 per_input(
-                    _joined_maps(found, source_lengths, rows, len(texts)),
+                    sentences.joined_attention_arrays(
+                        found, source_lengths, rows, len(texts)
+                    ),
                     num_results,
                 )
             )
@@ -364,7 +394,11 @@ class Translator(GeneratingBundle):
         # NumPy, whatever the backend's tensors (JAX arrays have no
         # `.numpy()`).
         result = {k: keras.ops.convert_to_numpy(v) for k, v in result.items()}
-        translations = self.target_tokenizer.detokenize(result["tokens"])
+        placeholders = self.placeholders
+        translations = self.detokenize(
+            result["tokens"],
+            placeholders and placeholders.protect(tf.constant(texts))[1],
+        )
         vocab_in = self.source_tokenizer.vocabulary
         vocab_out = self.target_tokenizer.vocabulary
         explained = []
@@ -415,21 +449,8 @@ class Translator(GeneratingBundle):
             hypotheses += self.translate(
                 chunk, beam_size, length_penalty, **given
             )
-        references = [[target for _, target in pairs]]
-        bleu = BLEU()
-        scores = {
-            "bleu": bleu.corpus_score(hypotheses, references).score,
-            "bleu_lowercase": BLEU(lowercase=True)
-            .corpus_score(hypotheses, references)
-            .score,
-            "chrf": CHRF().corpus_score(hypotheses, references).score,
-            "chrf_lowercase": CHRF(lowercase=True)
-            .corpus_score(hypotheses, references)
-            .score,
-        }
         return {
-            **scores,
-            "bleu_signature": str(bleu.get_signature()),
+            **corpus_scores(hypotheses, [target for _, target in pairs]),
             "examples": len(pairs),
             "hypotheses": hypotheses,
         }
@@ -457,30 +478,3 @@ def _sentence_seeds(seed, split, count):
             f"text ({count} texts), or None. Received: seed={seed!r}"
         )
     return sentences.sentence_seeds(tf.constant(seed, tf.int64), split)
-
-
-def _joined_maps(found, source_lengths, rows, count):
-    """`B * N` attention maps `(target_tokens, source_tokens)`, text-major:
-    each text's sentences' maps (of `found`, `hypothesis_arrays`) placed
-    block by block, in sentence order."""
-    lengths, attention = found["lengths"], found["attention"]
-    maps = []
-    for text in range(count):
-        members = np.flatnonzero(rows == text)
-        for rank in range(lengths.shape[1]):
-            blocks = [
-                attention[i, rank, : lengths[i, rank], : source_lengths[i]]
-                for i in members
-            ]
-            joined = np.zeros(
-                tuple(map(sum, zip(*(b.shape for b in blocks)))), "float32"
-            )
-            row = column = 0
-            for block in blocks:
-                rows_here, columns_here = block.shape
-                joined[
-                    row : row + rows_here, column : column + columns_here
-                ] = block
-                row, column = row + rows_here, column + columns_here
-            maps.append(joined)
-    return maps
