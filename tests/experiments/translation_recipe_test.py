@@ -1,0 +1,100 @@
+"""`experiments.translation_recipe`: each variant's config adds what it
+names to the baseline, Multi30K's files are read as aligned pairs, and a
+variant's row (here a tiny model on generated pairs) holds its scores
+and, for `averaged`, the mean of the last epochs' weights."""
+
+import argparse
+import os
+
+import numpy as np
+import pytest
+
+from attention_zoo_apps import registry
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
+from experiments import translation_recipe
+from experiments.translation_recipe import VARIANTS
+from experiments.translation_recipe import variant_config
+
+
+@pytest.mark.parametrize("model", ["rnn", "transformer"])
+def test_each_variant_adds_what_it_names(model):
+    baseline = variant_config(model, "baseline")
+    assert baseline.label_smoothing == 0 and baseline.dropout == 0.1
+    assert baseline.learning_rate_schedule == "constant"
+    changed = {}
+    for name in VARIANTS[1:-1]:
+        config = variant_config(model, name)
+        if config is None:
+            assert (name, model) == ("tied", "rnn")
+            continue
+        changed[name] = {
+            key
+            for key, value in vars(config).items()
+            if value != getattr(baseline, key)
+        }
+    expected = {
+        "label-smoothing": {"label_smoothing"},
+        "inverse-sqrt": {"learning_rate_schedule", "warmup_steps"},
+        "dropout": {"dropout"}
+        | ({"attention_dropout"} if model == "transformer" else set()),
+        "joint-vocabulary": {"joint_vocabulary"},
+        "averaged": set(),  # the experiment averages, not the config
+        "placeholders": {"placeholders"},
+    }
+    if model == "transformer":
+        expected["tied"] = {"tie_embeddings"}
+    assert changed == expected
+    every = variant_config(model, "all")
+    for name, fields in changed.items():
+        for field in fields:
+            assert getattr(every, field) == getattr(
+                variant_config(model, name), field
+            ), (name, field)
+
+
+@pytest.mark.skipif(
+    not os.path.isdir(translation_recipe.MULTI30K),
+    reason="../shared/data/multi30k is absent",
+)
+def test_multi30k_reads_aligned_pairs():
+    validation = translation_recipe._multi30k("val")
+    assert len(validation) == 1014
+    english, german = validation[0]
+    assert english.startswith("A group of men") and "Männer" in german
+
+
+def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(monkeypatch):
+    config = registry.get("translation").tiny_config().replace(epochs=3)
+    pairs = make_synthetic_pairs(120, seed=0).pairs
+    kept = []
+    monkeypatch.setattr(
+        translation_recipe.weight_averaging,
+        "averaged_weights",
+        _recording(translation_recipe.weight_averaging.averaged_weights, kept),
+    )
+    fitted = []
+    monkeypatch.setattr(
+        translation_recipe,
+        "Translator",
+        lambda config: fitted.append(Translator(config)) or fitted[-1],
+    )
+    args = argparse.Namespace(minutes=5.0, choose_search=False, test=True)
+    row = translation_recipe._row(
+        args, "averaged", config, pairs[:96], pairs[96:108], pairs[108:]
+    )
+    assert row["epochs"] == 3 and row["averaged epochs"] == [1, 2, 3]
+    weights, _ = kept[0]
+    for mine, mean in zip(fitted[0].model.get_weights(), weights):
+        np.testing.assert_array_equal(mine, mean)
+    for key in ("val BLEU", "val chrF", "test BLEU", "test chrF"):
+        assert 0 <= row[key] <= 100
+
+
+def _recording(function, calls):
+    def recorded(*args):
+        result = function(*args)
+        calls.append(result)
+        return result
+
+    return recorded
