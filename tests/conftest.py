@@ -58,6 +58,15 @@ def _compile_quickly():
     _add_xla_flag("--xla_cpu_parallel_codegen_split_count=1")
 
 
+def _two_host_devices_on_jax():
+    """On the JAX line (`KERAS_BACKEND=jax`), XLA's host platform shows
+    two CPU devices, so that `--distribution data-parallel` trains over
+    two (`tests/jax_applications/jax_data_parallel_test.py`). Everything
+    else places its arrays on the first, as with one device."""
+    if os.environ.get("KERAS_BACKEND") == "jax":
+        _add_xla_flag("--xla_force_host_platform_device_count=2")
+
+
 def _share_compiled_programs():
     """JAX keeps what XLA compiled in a folder of this test session
     (`JAX_COMPILATION_CACHE_DIR`, every program however quick to compile),
@@ -81,6 +90,7 @@ def _share_compiled_programs():
 
 _share_the_cores()
 _compile_quickly()
+_two_host_devices_on_jax()
 _share_compiled_programs()
 
 import keras  # noqa: E402  (after the thread settings)

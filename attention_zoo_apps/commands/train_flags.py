@@ -81,7 +81,7 @@ def check_values(args, application=None):
 
 def add_training_arguments(parser):
     """`--epochs`, `--patience`, `--batch-size`, `--strategy`,
-    `--precision` and `--learning-rate`."""
+    `--distribution`, `--precision` and `--learning-rate`."""
     parser.add_argument("--epochs", type=int, help="the most epochs")
     parser.add_argument(
         "--patience",
@@ -98,6 +98,11 @@ def add_training_arguments(parser):
         choices=flag_checks.STRATEGIES,
         default="default",
         help=flag_checks.STRATEGY_HELP,
+    )
+    parser.add_argument(
+        "--distribution",
+        choices=flag_checks.DISTRIBUTIONS,
+        help=flag_checks.DISTRIBUTION_HELP,
     )
     parser.add_argument(
         "--precision",

@@ -42,7 +42,9 @@ def parse_flags(parser, argv):
     """`(args, strategy)`: the flags `parser` reads from `argv`, their
     values checked (`check_flag_values`: a `UsageError`), and the
     `--strategy` they name, made next (`multi-worker` sets up collective
-    ops before TensorFlow runs). `main` calls it inside `usage_errors`."""
+    ops before TensorFlow runs), or on JAX the `--distribution`
+    (`distribute.distribution_from_flag`). `main` calls it inside
+    `usage_errors`."""
     args = parser.parse_args(argv)
     args.given_flags = train_flags.given_flags(parser, argv)
     parser.parsed_args = args  # `usage_errors` names the flag of a path
@@ -51,7 +53,9 @@ def parse_flags(parser, argv):
         if getattr(args, name, None):
             # A FIFO is read once, however often the loaders read it.
             loaders.keep_stream(getattr(args, name))
-    return args, distribute.strategy_from_flag(args.strategy)
+    strategy = distribute.strategy_from_flag(args.strategy)
+    distribution = distribute.distribution_from_flag(args.distribution)
+    return args, distribution or strategy
 
 
 def start_run(bundle_class, args, strategy, create, config=None):

@@ -154,7 +154,7 @@ class SavedBundle:
         whatever the global one."""
         model = self.model
         if (
-            self.strategy is not None
+            distribute.is_tf_strategy(self.strategy)
             and model is not None
             and model.distribute_strategy is not self.strategy
         ):
@@ -329,15 +329,18 @@ class SavedBundle:
                 )
             elif early_stopping is not None:
                 callbacks.append(early_stopping)
-            return trained.fit(
-                train,
-                validation_data=validation,
-                epochs=epochs or self.config.epochs,
-                initial_epoch=initial_epoch,
-                shuffle=False,  # the datasets shuffle themselves
-                callbacks=callbacks,
-                verbose=verbose,
-            )
+            if validation is not None:
+                validation = distribute.whole_batches(validation, self.strategy)
+            with distribute.fit_scope(self.strategy):
+                return trained.fit(
+                    distribute.whole_batches(train, self.strategy),
+                    validation_data=validation,
+                    epochs=epochs or self.config.epochs,
+                    initial_epoch=initial_epoch,
+                    shuffle=False,  # the datasets shuffle themselves
+                    callbacks=callbacks,
+                    verbose=verbose,
+                )
         finally:
             if locked:
                 run_lock.release(write_dir)

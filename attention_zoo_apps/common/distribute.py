@@ -7,6 +7,10 @@
                   environment variable; one replica per GPU of each
     tpu           the TPU named by TPU_NAME (default: "local", a TPU VM)
 
+and, on the JAX backend, `--distribution data-parallel`
+(`distribution_from_flag`: `keras.distribution.DataParallel`, the path
+keras-hub documents for JAX).
+
 A bundle given a strategy (`Bundle(config, strategy=...)`) builds and
 compiles its model under `strategy.scope()`, so every variable is mirrored,
 and `model.fit` then splits each batch across the replicas. The config's
@@ -25,6 +29,7 @@ import contextlib
 import functools
 import json
 import os
+import warnings
 
 import keras
 import tensorflow as tf
@@ -150,9 +155,55 @@ def _tpu_strategy(address):
     return tf.distribute.TPUStrategy(resolver)
 
 
+def distribution_from_flag(name):
+    """`--distribution NAME` (None: not given): on JAX, for
+    `data-parallel`, a `keras.distribution.DataParallel` over every
+    local device, which the bundle then holds as its `strategy`. Elsewhere
+    a `UsageError`.
+
+    A bundle given one builds its model in its `scope()` (the variables
+    replicated on every device) and trains in it (`fit_scope`): Keras
+    splits each batch among the devices and the gradients are averaged,
+    so a run computes what one device would with the same global batch.
+    `batch_size` is per device, as with `--strategy mirrored`
+    (`global_batch_size`), and a last batch that does not split evenly is
+    left out (`whole_batches`).
+    """
+    if name is None:
+        return None
+    if keras.backend.backend() != "jax":
+        raise UsageError(
+            f"--distribution {name} is keras.distribution's, for the JAX "
+            "backend (KERAS_BACKEND=jax). On TensorFlow use --strategy "
+            "mirrored"
+        )
+    return keras.distribution.DataParallel(
+        devices=keras.distribution.list_devices()
+    )
+
+
+def is_tf_strategy(strategy):
+    """Whether `strategy` is a `tf.distribute.Strategy` (not None, not a
+    `keras.distribution.Distribution`)."""
+    return strategy is not None and not _is_distribution(strategy)
+
+
+def _is_distribution(strategy):
+    # Keras exports no common base of its distributions.
+    return isinstance(
+        strategy,
+        (keras.distribution.DataParallel, keras.distribution.ModelParallel),
+    )
+
+
 def num_replicas(strategy=None):
-    """Replicas in sync of `strategy` (None: the default strategy, 1)."""
-    return strategy.num_replicas_in_sync if strategy is not None else 1
+    """Replicas in sync of `strategy` (None: the default strategy, 1; a
+    `keras.distribution.Distribution`: its devices)."""
+    if strategy is None:
+        return 1
+    if _is_distribution(strategy):
+        return int(strategy.device_mesh.devices.size)
+    return strategy.num_replicas_in_sync
 
 
 def global_batch_size(batch_size, strategy=None):
@@ -165,6 +216,42 @@ def scope(strategy=None):
     if strategy is None:
         return contextlib.nullcontext()
     return strategy.scope()
+
+
+def fit_scope(strategy=None):
+    """Where `model.fit` runs: a `keras.distribution.Distribution`'s
+    `scope()`, which Keras's JAX trainer reads to split the batches; a
+    no-op context otherwise (a `tf.distribute` model carries its
+    strategy)."""
+    if _is_distribution(strategy):
+        return _distribution_fit_scope(strategy)
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _distribution_fit_scope(distribution):
+    with distribution.scope(), warnings.catch_warnings():
+        # `whole_batches` filters, so the datasets' lengths are unknown
+        # until their first epoch ends, which Keras's epoch iterator
+        # reports as "Your input ran out of data" (and then knows).
+        warnings.filterwarnings("ignore", "Your input ran out of data")
+        yield
+
+
+def whole_batches(dataset, strategy=None):
+    """`dataset` (of batches) without the batches that `strategy`'s
+    devices cannot share evenly (a last, smaller batch), under a
+    `keras.distribution.Distribution` of several devices; `dataset`
+    itself otherwise (tf.distribute splits any batch)."""
+    devices = num_replicas(strategy) if _is_distribution(strategy) else 1
+    if devices == 1:
+        return dataset
+
+    def even(*batch):
+        first = tf.nest.flatten(batch)[0]
+        return tf.shape(first)[0] % devices == 0
+
+    return dataset.filter(even)
 
 
 def is_chief(strategy=None):

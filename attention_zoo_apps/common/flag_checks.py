@@ -55,6 +55,14 @@ INPUT_PATH_FLAGS = ("data",)
 # they are checked before TensorFlow is imported.
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
+# `--distribution`'s: `keras.distribution`'s, on JAX.
+DISTRIBUTIONS = ("data-parallel",)
+DISTRIBUTION_HELP = (
+    "on JAX (KERAS_BACKEND=jax), data-parallel: a replica of the model on "
+    "every local device (keras.distribution.DataParallel), each batch "
+    "split among them (--batch-size per device). On TensorFlow use "
+    "--strategy"
+)
 # Their help, and `--batch-size`'s, in every `train APP --help`.
 PRECISION_HELP = (
     "the Keras dtype policy: float32, mixed_bfloat16 (GPUs from Ampere "

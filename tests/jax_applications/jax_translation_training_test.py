@@ -3,8 +3,10 @@ captioning and EHR risk in their own files, so that the JAX line's test
 processes share the four runs).
 
 Each test runs `attention-zoo train APP` on the generated data with
-`KERAS_BACKEND=jax`, interrupted at its second epoch and run again (it
-must resume from the first epoch's weights, `check_cli_resumes`), then
+`KERAS_BACKEND=jax` (translation with `--distribution data-parallel`,
+over the two host devices of the JAX line), interrupted at its second
+epoch and run again (it must resume from the first epoch's weights,
+`check_cli_resumes`), then
 evaluated and exported with `--export`: the export is written by a
 TensorFlow process from the JAX run's weights
 (`attention_zoo_apps.common.backend_export`), and served without Keras or the
@@ -50,8 +52,10 @@ def translation_run(tmp_path_factory):
     """`(translator, export)` of the file's one JAX run, and the version
     folder of the same translator's export with `SAMPLING`."""
     translator, path, _ = jax_runs.train_once_on_jax(
-        tmp_path_factory, "translation"
+        tmp_path_factory, "translation", "--distribution", "data-parallel"
     )
+    # The run trained on both host devices (`tests/conftest.py`).
+    assert len(translator.model.weights[0].value.sharding.device_set) == 2
     sampling = str(tmp_path_factory.mktemp("sampling") / "translation" / "1")
     translator.export(sampling, **SAMPLING)
     return translator, path, sampling

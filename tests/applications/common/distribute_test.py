@@ -73,6 +73,14 @@ def test_train_without_tf_config_is_a_usage_error(monkeypatch, capsys):
     assert "TF_CONFIG" in capsys.readouterr().err
 
 
+def test_data_parallel_on_tensorflow_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", "ehr", "--distribution", "data-parallel"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "KERAS_BACKEND=jax" in error and "--strategy mirrored" in error
+
+
 @pytest.mark.parametrize("app", sorted(cli.TRAINERS))
 def test_train_help_documents_strategy_and_global_batch(app, capsys):
     with pytest.raises(SystemExit):
