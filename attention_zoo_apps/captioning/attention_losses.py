@@ -25,7 +25,7 @@ words), which keeps the paper's ratio of the terms: `lambda_r = 0.1`
 import keras
 from keras import ops
 
-from attention_zoo_apps.common.wordpiece import END_ID
+from attention_zoo_apps.common.token_ids import END_ID
 
 BASELINE_DECAY = 0.9  # b <- 0.9 b + 0.1 R (Xu et al., Section 4.1)
 

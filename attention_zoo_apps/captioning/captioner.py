@@ -20,8 +20,8 @@ from attention_zoo_apps.common.generating_bundle import GeneratingBundle
 from attention_zoo_apps.common.hypotheses import hypothesis_arrays
 from attention_zoo_apps.common.hypotheses import per_input
 from attention_zoo_apps.common.hypotheses import return_value
-from attention_zoo_apps.common.wordpiece import END_ID
-from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.token_ids import END_ID
+from attention_zoo_apps.common.token_ids import PAD_ID
 from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 
 

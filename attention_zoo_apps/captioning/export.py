@@ -9,7 +9,7 @@ from attention_zoo_apps.captioning.images import decode_image_bytes
 from attention_zoo_apps.common.search_serving import SearchServingModule
 from attention_zoo_apps.common.search_serving import best_hypothesis
 from attention_zoo_apps.common.search_serving import n_best_outputs
-from attention_zoo_apps.common.wordpiece import END_ID
+from attention_zoo_apps.common.token_ids import END_ID
 
 # The side of the warm-up request's image (the export resizes any size).
 WARMUP_IMAGE_SIZE = 64

@@ -2,8 +2,8 @@
 
 from attention_zoo import decoding
 from attention_zoo_apps.common.bundle import SavedBundle
-from attention_zoo_apps.common.wordpiece import END_ID
-from attention_zoo_apps.common.wordpiece import START_ID
+from attention_zoo_apps.common.token_ids import END_ID
+from attention_zoo_apps.common.token_ids import START_ID
 
 
 class GeneratingBundle(SavedBundle):

@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from attention_zoo.buckets import bucket_length
-from attention_zoo_apps.common.wordpiece import RESERVED_TOKENS
+from attention_zoo_apps.common.token_ids import RESERVED_TOKENS
 from attention_zoo_apps.common.wordpiece import SUFFIX_INDICATOR
 
 # How many single-token words of the vocabulary the texts cycle through.

@@ -49,12 +49,16 @@ import tensorflow_text as tf_text
 
 from attention_zoo_apps.common import wordpiece_learner
 
-PAD = "[PAD]"
-UNK = "[UNK]"
-START = "[START]"
-END = "[END]"
-RESERVED_TOKENS = (PAD, UNK, START, END)
-PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
+# Re-exported: the reserved tokens' home (`token_ids`) is TensorFlow-free.
+from attention_zoo_apps.common.token_ids import END  # noqa: F401
+from attention_zoo_apps.common.token_ids import END_ID
+from attention_zoo_apps.common.token_ids import PAD  # noqa: F401
+from attention_zoo_apps.common.token_ids import PAD_ID
+from attention_zoo_apps.common.token_ids import RESERVED_TOKENS
+from attention_zoo_apps.common.token_ids import START  # noqa: F401
+from attention_zoo_apps.common.token_ids import START_ID
+from attention_zoo_apps.common.token_ids import UNK
+from attention_zoo_apps.common.token_ids import UNK_ID
 
 SUFFIX_INDICATOR = "##"
 NORMALIZATION_FORMS = (None, "NFC", "NFKC", "NFD", "NFKD")

@@ -23,7 +23,7 @@ from attention_zoo import buckets
 from attention_zoo.export.serving_module import ServingModule
 from attention_zoo_apps.common import text_limits
 from attention_zoo_apps.common import warmup_texts
-from attention_zoo_apps.common.wordpiece import PAD_ID as NOTE_PAD_ID
+from attention_zoo_apps.common.token_ids import PAD_ID as NOTE_PAD_ID
 from attention_zoo_apps.ehr.encoding import EVENT_PAD_ID
 from attention_zoo_apps.ehr.encoding import LENGTH_MULTIPLE
 from attention_zoo_apps.ehr.encoding import OOV_ID

@@ -9,7 +9,7 @@ from attention_zoo import buckets
 from attention_zoo_apps.common.bundle import CONFIG_FILE
 from attention_zoo_apps.common.bundle import SavedBundle
 from attention_zoo_apps.common.inference import compiled_call
-from attention_zoo_apps.common.wordpiece import PAD_ID as NOTE_PAD_ID
+from attention_zoo_apps.common.token_ids import PAD_ID as NOTE_PAD_ID
 from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 from attention_zoo_apps.ehr import export as risk_export
 from attention_zoo_apps.ehr.config import EHRConfig

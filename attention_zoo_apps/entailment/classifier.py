@@ -10,9 +10,9 @@ from attention_zoo import buckets
 from attention_zoo_apps.common.batch_padding import pad_to_length_multiple
 from attention_zoo_apps.common.bundle import SavedBundle
 from attention_zoo_apps.common.inference import compiled_call
+from attention_zoo_apps.common.token_ids import PAD_ID
 from attention_zoo_apps.common.word_vectors import coverage_report
 from attention_zoo_apps.common.word_vectors import load_word_vectors
-from attention_zoo_apps.common.wordpiece import PAD_ID
 from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 from attention_zoo_apps.entailment import export as entailment_export
 from attention_zoo_apps.entailment.config import EntailmentConfig

@@ -7,7 +7,7 @@ import tensorflow as tf
 from attention_zoo.export.serving_module import ServingModule
 from attention_zoo_apps.common import text_limits
 from attention_zoo_apps.common import warmup_texts
-from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.token_ids import PAD_ID
 from attention_zoo_apps.entailment.examples import LABELS
 
 

@@ -10,7 +10,7 @@ has nothing to translate.
 from keras import ops
 
 from attention_zoo.decoding import DecodingAdapter
-from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.token_ids import PAD_ID
 
 
 class TranslationAdapter(DecodingAdapter):

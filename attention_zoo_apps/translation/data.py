@@ -28,9 +28,9 @@ from attention_zoo.checks import check_positive_int
 from attention_zoo_apps.common.batch_padding import pad_to_length_multiple
 from attention_zoo_apps.common.loaders import read_jsonl
 from attention_zoo_apps.common.loaders import read_tsv
-from attention_zoo_apps.common.wordpiece import END_ID
-from attention_zoo_apps.common.wordpiece import PAD_ID
-from attention_zoo_apps.common.wordpiece import START_ID
+from attention_zoo_apps.common.token_ids import END_ID
+from attention_zoo_apps.common.token_ids import PAD_ID
+from attention_zoo_apps.common.token_ids import START_ID
 from attention_zoo_apps.translation.synthetic import SyntheticPairs
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 

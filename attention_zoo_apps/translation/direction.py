@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from attention_zoo_apps.common.flag_checks import UsageError
-from attention_zoo_apps.common.wordpiece import UNK_ID
+from attention_zoo_apps.common.token_ids import UNK_ID
 from attention_zoo_apps.common.wordpiece import split_words
 
 # Pairs scored: enough for a clear average, a single small batch.

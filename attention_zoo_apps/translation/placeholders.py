@@ -35,7 +35,7 @@ punctuation mark, split off), so a user cannot write one.
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from attention_zoo_apps.common.wordpiece import UNK_ID
+from attention_zoo_apps.common.token_ids import UNK_ID
 from attention_zoo_apps.common.wordpiece import SubwordTokenizer
 from attention_zoo_apps.common.wordpiece import split_words
 from attention_zoo_apps.translation.options import PLACEHOLDER_RULES as RULES

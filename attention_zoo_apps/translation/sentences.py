@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from attention_zoo_apps.common import text_limits
-from attention_zoo_apps.common.wordpiece import PAD_ID
+from attention_zoo_apps.common.token_ids import PAD_ID
 
 # The most sentences read of one text: its attention output is at most
 # `MAX_SENTENCES * (max_length + 1)` by `MAX_SENTENCES * max_length`.
