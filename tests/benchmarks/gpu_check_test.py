@@ -1,7 +1,7 @@
 """`benchmarks/gpu`: the GPU check runs whole on the CPU at toy sizes
 (`--tiny`, JAX), as CI runs it so that it cannot rot, and writes a result
-file naming the device; its wheel list pins the Keras this project tests
-with."""
+file naming the device; it imports without TensorFlow, and its wheel list
+pins the Keras this project tests with."""
 
 import importlib.metadata
 import json
@@ -45,6 +45,24 @@ def test_the_gpu_check_runs_whole_at_toy_sizes(tmp_path):
     assert {"entailment", "ehr", "captioning"} < applications
     for row in result["training"]:
         assert row["examples per s"] > 0 and row["FLOP per step"] > 0, row
+
+
+def test_the_gpu_check_imports_no_tensorflow():
+    # The GPU machine has JAX but no TensorFlow: the script, the layers,
+    # decoding and application models it runs must import without it.
+    code = (
+        "import sys; sys.modules['tensorflow'] = None; "
+        "import benchmarks.gpu.gpu_check"
+    )
+    environment = dict(os.environ, KERAS_BACKEND="jax")
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_the_wheel_list_pins_the_keras_the_project_tests_with():
