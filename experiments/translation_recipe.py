@@ -19,13 +19,15 @@ ingredient of the published recipes added, or all of them (`all`):
 - `dropout`: 0.3, and the Transformer's attention weights 0.1;
 - `tied`: the Transformer's logits from its target embeddings;
 - `joint-vocabulary`: one WordPiece vocabulary of both sides;
-- `averaged`: the mean weights of the last 3 epochs (the last one maybe
-  cut by the time budget; `--average-checkpoints 3`);
+- `averaged`: the mean weights of the last 2 epochs (the last one maybe
+  cut by the time budget; `--average-checkpoints 2`);
 - `placeholders`: numbers, rare names and unknown words copied
   (`--placeholders numbers,names,unknown`).
 
-Every variant trains for `--minutes` of wall time (stopping mid-epoch)
-and is scored on the first 1,000 validation pairs with greedy search:
+Every variant trains for `--minutes` of wall time (stopping mid-epoch),
+or `--epochs` (equal epochs: the same updates, each variant's time in
+the table; a machine busy with other work then skews no comparison), and
+is scored on the first 1,000 validation pairs with greedy search:
 sacreBLEU's cased BLEU and chrF, the figures settings are chosen by.
 `--choose-search` also picks the beam and length penalty on them
 (`search_choice`); `--test` scores the test split once, with that search:
@@ -68,7 +70,7 @@ MULTI30K = os.path.join(SHARED_DATA, "multi30k", "raw")
 PAIRS = ("spa-eng", "eng-spa", "en-de")
 MODELS = {"rnn": CONFIGS["rnn-additive"], "transformer": CONFIGS["transformer"]}
 # Epochs whose weights `averaged` takes the mean of.
-AVERAGED = 3
+AVERAGED = 2
 
 # Variant -> (what it adds, its config changes, the Transformer's extra).
 INGREDIENTS = {
@@ -156,6 +158,13 @@ def _parser():
     )
     parser.add_argument("--minutes", type=float, default=20.0)
     parser.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="train at most this many epochs (equal epochs: a comparison "
+        "that a busy machine cannot skew; their times are in the table)",
+    )
+    parser.add_argument(
         "--choose-search",
         action="store_true",
         help="pick the beam and length penalty on the validation pairs",
@@ -184,6 +193,8 @@ def _measure(args):
         if config is None:
             print(f"{name}: not for the {args.model}")
             continue
+        if args.epochs:
+            config = config.replace(epochs=args.epochs)
         rows.append(_row(args, name, config, train, validation, test))
         print(pages.tables(rows), flush=True)
     return rows
