@@ -1,0 +1,154 @@
+"""`benchmarks.ctranslate2_convert`: a Transformer translator converted to
+CTranslate2 translates as ours does, token for token (greedy, float32,
+the same log-probabilities to 1e-4), with grouped-query heads, learned
+positions and tied embeddings too; its int8 weights, converted from a
+saved bundle by the command line, load and translate; and what the spec
+cannot express is refused in one line, before anything is written."""
+
+import json
+import os
+
+import ctranslate2
+import numpy as np
+import pytest
+
+from attention_zoo_apps.translation.config import TranslationConfig
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from attention_zoo_apps.translation.translator import Translator
+from benchmarks import ctranslate2_convert
+
+TINY = dict(
+    model="transformer",
+    model_dim=16,
+    num_heads=2,
+    feed_forward_dim=32,
+    num_layers=2,
+    source_vocabulary_size=200,
+    target_vocabulary_size=200,
+    max_length=12,
+)
+PAIRS = make_synthetic_pairs(300, seed=0).pairs
+# Sources the model did not train on.
+TEXTS = [source for source, _ in make_synthetic_pairs(50, seed=1).pairs]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """Three epochs of 10 steps: translations of several lengths that end
+    with END (untrained, every row runs to the step limit). One layer
+    each side, to compile its training step in half the time; the
+    untrained translators below have two."""
+    config = TranslationConfig(**TINY).replace(
+        num_layers=1,
+        epochs=3,
+        batch_size=32,
+        learning_rate=1e-2,
+        dropout=0.0,
+    )
+    translator = Translator(config)
+    translator.fit(PAIRS, verbose=0)
+    return translator
+
+
+def _untrained(**changes):
+    """A translator with its vocabularies and fresh (seeded) weights."""
+    translator = Translator(TranslationConfig(**{**TINY, **changes}))
+    translator.ensure_vocabularies(PAIRS)
+    translator.build()
+    return translator
+
+
+def _check_same(found):
+    """The rows' tokens are the same, and so are their scores. Rounding
+    (CTranslate2's matmuls are not TensorFlow's) could swap two tokens of
+    near-equal logits; 0 of 50 rows differ here, 2 are allowed."""
+    assert len(found["differ"]) <= 2, found["differ"]
+    same = [i for i in range(len(found["ours"])) if i not in found["differ"]]
+    np.testing.assert_allclose(
+        np.array(found["their_scores"])[same],
+        np.array(found["our_scores"])[same],
+        atol=1e-4,
+    )
+
+
+def test_float32_translations_are_ours_token_for_token(trained, tmp_path):
+    folder = ctranslate2_convert.convert(trained, str(tmp_path / "ct2"))
+    with open(os.path.join(folder, "config.json")) as file:
+        config = json.load(file)
+    assert config["bos_token"] == config["decoder_start_token"] == "[START]"
+    assert (config["eos_token"], config["unk_token"]) == ("[END]", "[UNK]")
+    assert config["layer_norm_epsilon"] == 1e-5
+
+    sources = trained.source_ids(TEXTS)
+    found = ctranslate2_convert.compare(
+        folder, trained, sources, jit_compile=False
+    )
+    lengths = [len(ids) for ids in found["ours"]]
+    assert len(set(lengths)) >= 3 and max(lengths) < 13  # END, not the limit
+    _check_same(found)
+
+
+def test_grouped_query_learned_positions_and_tied_logits_convert(tmp_path):
+    translator = _untrained(
+        num_heads=4,
+        num_key_value_heads=2,
+        positions="learned",
+        tie_embeddings=True,
+    )
+    folder = ctranslate2_convert.convert(translator, str(tmp_path))
+    sources = translator.source_ids(TEXTS[:20])
+    found = ctranslate2_convert.compare(
+        folder, translator, sources, jit_compile=False
+    )
+    # Untrained, the rows run to the limit: every learned position is read.
+    assert {len(ids) for ids in found["ours"]} == {13}
+    _check_same(found)
+
+
+def test_the_command_line_writes_int8_weights_that_translate(
+    trained, tmp_path, capsys
+):
+    bundle = str(tmp_path / "bundle")
+    trained.save(bundle)
+    out = str(tmp_path / "int8")
+    ctranslate2_convert.main([bundle, out, "--quantization", "int8"])
+    assert capsys.readouterr().out.strip() == out
+    full = ctranslate2_convert.convert(trained, str(tmp_path / "float32"))
+    size = os.path.getsize(os.path.join(out, "model.bin"))
+    assert size < 0.7 * os.path.getsize(os.path.join(full, "model.bin"))
+
+    model = ctranslate2.Translator(out, device="cpu")
+    sources = trained.source_ids(TEXTS)
+    ids, scores = ctranslate2_convert.translate_ids(model, trained, sources)
+    ours, _ = ctranslate2_convert.our_ids(trained, sources, jit_compile=False)
+    vocabulary_size = len(trained.target_tokenizer.vocabulary)
+    assert all(0 <= i < vocabulary_size for row in ids for i in row)
+    assert all(len(row) <= 13 for row in ids) and all(s < 0 for s in scores)
+    # Rounded weights, mostly the same translations.
+    assert sum(a == b for a, b in zip(ids, ours)) >= 35
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [
+        (dict(sliding_window=4), "sliding_window=4"),
+        (dict(use_gate=True), "use_gate=True"),
+        (dict(model="rnn"), "model='rnn'"),
+    ],
+    ids=["window", "gate", "rnn"],
+)
+def test_what_the_spec_cannot_express_is_refused(changes, words, tmp_path):
+    if changes.get("model") == "rnn":  # refused before the model is read
+        translator = Translator(TranslationConfig(**{**TINY, **changes}))
+    else:
+        translator = _untrained(**changes)
+    with pytest.raises(ValueError) as refused:
+        ctranslate2_convert.convert(translator, str(tmp_path / "out"))
+    message = str(refused.value)
+    assert words in message and "\n" not in message
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_an_unknown_quantization_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="quantization='int3'"):
+        ctranslate2_convert.convert(None, str(tmp_path), "int3")
