@@ -15,6 +15,7 @@ import pytest
 from attention_zoo_apps.translation.config import TranslationConfig
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from attention_zoo_apps.translation.translator import Translator
+from benchmarks import ctranslate2_compare
 from benchmarks import ctranslate2_convert
 
 TINY = dict(
@@ -80,7 +81,7 @@ def test_float32_translations_are_ours_token_for_token(trained, tmp_path):
     assert config["layer_norm_epsilon"] == 1e-5
 
     sources = trained.source_ids(TEXTS)
-    found = ctranslate2_convert.compare(
+    found = ctranslate2_compare.compare(
         folder, trained, sources, jit_compile=False
     )
     lengths = [len(ids) for ids in found["ours"]]
@@ -97,7 +98,7 @@ def test_grouped_query_learned_positions_and_tied_logits_convert(tmp_path):
     )
     folder = ctranslate2_convert.convert(translator, str(tmp_path))
     sources = translator.source_ids(TEXTS[:20])
-    found = ctranslate2_convert.compare(
+    found = ctranslate2_compare.compare(
         folder, translator, sources, jit_compile=False
     )
     # Untrained, the rows run to the limit: every learned position is read.
@@ -119,8 +120,8 @@ def test_the_command_line_writes_int8_weights_that_translate(
 
     model = ctranslate2.Translator(out, device="cpu")
     sources = trained.source_ids(TEXTS)
-    ids, scores = ctranslate2_convert.translate_ids(model, trained, sources)
-    ours, _ = ctranslate2_convert.our_ids(trained, sources, jit_compile=False)
+    ids, scores = ctranslate2_compare.translate_ids(model, trained, sources)
+    ours, _ = ctranslate2_compare.our_ids(trained, sources, jit_compile=False)
     vocabulary_size = len(trained.target_tokenizer.vocabulary)
     assert all(0 <= i < vocabulary_size for row in ids for i in row)
     assert all(len(row) <= 13 for row in ids) and all(s < 0 for s in scores)

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Not benchmarks: the shared harness, this script, a client library and
 # the CTranslate2 converter (checked by its own test, no timings).
 NOT_BENCHMARKS = {"__init__", "harness", "pages", "rest_client"}
-NOT_BENCHMARKS |= {"ctranslate2_convert"}
+NOT_BENCHMARKS |= {"ctranslate2_convert", "ctranslate2_compare"}
 
 
 def test_the_committed_pages_are_what_the_results_make():
