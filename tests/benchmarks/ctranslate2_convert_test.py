@@ -15,6 +15,7 @@ import pytest
 from attention_zoo_apps.translation.config import TranslationConfig
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
 from attention_zoo_apps.translation.translator import Translator
+from benchmarks import ctranslate2_bench
 from benchmarks import ctranslate2_compare
 from benchmarks import ctranslate2_convert
 
@@ -153,3 +154,27 @@ def test_what_the_spec_cannot_express_is_refused(changes, words, tmp_path):
 def test_an_unknown_quantization_is_refused(tmp_path):
     with pytest.raises(ValueError, match="quantization='int3'"):
         ctranslate2_convert.convert(None, str(tmp_path), "int3")
+
+
+@pytest.mark.slow
+def test_the_benchmark_counts_same_outputs_then_times_both(trained, tmp_path):
+    bundle = str(tmp_path / "bundle")
+    trained.save(bundle)
+    out = tmp_path / "out"
+    argv = [bundle, "--synthetic", "--pairs", "4", "--repeats", "1"]
+    ctranslate2_bench.main(argv + ["--out", str(out)])
+    with open(out / "ctranslate2_bench.json", encoding="utf-8") as file:
+        result = json.load(file)["result"]
+    assert result["sentences"] == 4
+    assert 0 <= result["same"]["int8"] <= 4 and result["same"]["float32"] >= 3
+    measured = {
+        (row["threads"], row["batch"], row["candidate"])
+        for row in result["rows"]
+    }
+    assert measured == {
+        (threads, batch, candidate)
+        for threads in ctranslate2_bench.THREADS
+        for batch in ctranslate2_bench.BATCHES
+        for candidate in ctranslate2_bench.CANDIDATES
+    }
+    assert all(row["ms per call"] > 0 for row in result["rows"])

@@ -1,0 +1,272 @@
+"""Our Transformer translator's export against CTranslate2 on its weights.
+
+Run from the repository root (TensorFlow backend; CTranslate2 comes with
+the `benchmarks` extra) on a Transformer `Translator` saved with `save`:
+
+    python -m benchmarks.ctranslate2_bench BUNDLE_DIR [--pairs 256] \\
+        [--repeats 20] [--out DIR]
+
+The bundle is exported as `attention-zoo train translation --export`
+writes it (float32, greedy) and converted to CTranslate2 twice
+(`benchmarks.ctranslate2_convert`: float32 and int8 weights). The
+sentences are the first `--pairs` sources of the Tatoeba spa-eng test
+split (`experiments.translation_recipe`'s split; with `--synthetic`,
+generated pairs, for a bundle trained on them).
+
+First the outputs: each CTranslate2 model's greedy translations, written
+back to text by our target tokenizer, against the export's, and the count
+of sentences that differ (no speed is compared before it is printed).
+Then the speed, in one child process per thread count (1 and 2, TensorFlow
+and CTranslate2 given the same number of intra-op threads), every
+candidate timed in alternation (`harness.interleaved_samples`) at batch 1
+(one sentence a call, cycling) and batch 32: median milliseconds per call
+and sentences per second. Ours is the export's `serving_default` called
+in process: text in, text out, tokenizing and detokenizing in its graph.
+CTranslate2 is given our tokens (its users tokenize beside it) and gives
+tokens: its figures leave out the tokenizing ours include, so they
+favour it slightly.
+
+With `--out DIR` it writes `DIR/ctranslate2_bench.json` and `.txt`.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import ctranslate2  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
+
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs  # noqa: E402
+from attention_zoo_apps.translation.translator import Translator  # noqa: E402
+from benchmarks import ctranslate2_compare  # noqa: E402
+from benchmarks import ctranslate2_convert  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from experiments import translation_recipe  # noqa: E402
+
+THREADS = (1, 2)
+BATCHES = (1, 32)
+CANDIDATES = ("ours, float32 export", "CTranslate2 float32", "CTranslate2 int8")
+
+
+def _parser():
+    parser = harness.parser(__doc__, repeats=20)
+    parser.add_argument("bundle", help="a saved Transformer Translator")
+    parser.add_argument("--pairs", type=int, default=256)
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="generated sentences (for a bundle trained on them)",
+    )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    return harness.run(__file__, _parser(), measure, argv)
+
+
+def _sentences(args):
+    if args.synthetic:
+        pairs = make_synthetic_pairs(args.pairs, seed=1).pairs
+    else:
+        pairs = translation_recipe.load_pairs("spa-eng")[2][: args.pairs]
+    return [source for source, _ in pairs]
+
+
+def _prepare(args, folder):
+    """The export and the two CTranslate2 models of `args.bundle` in
+    `folder`: their paths."""
+    translator = Translator.load(args.bundle)
+    export = translator.export(os.path.join(folder, "export", "1"))
+    paths = {"export": export}
+    for kind in ("float32", "int8"):
+        paths[kind] = ctranslate2_convert.convert(
+            translator, os.path.join(folder, f"ct2-{kind}"), kind
+        )
+    return translator, paths
+
+
+def _their_texts(translator, model, sentences):
+    """CTranslate2's greedy translations of `sentences`, as text."""
+    ids = translator.source_ids(sentences)
+    found, _ = ctranslate2_compare.translate_ids(model, translator, ids)
+    width = max([len(row) for row in found] + [1])
+    padded = np.zeros((len(found), width), "int32")
+    for row, tokens in enumerate(found):
+        padded[row, : len(tokens)] = tokens
+    texts = translator.target_tokenizer.detokenize(padded).numpy()
+    return [text.decode("utf-8") for text in texts]
+
+
+def measure(args):
+    if args.child:
+        return _child(json.loads(args.child))
+    sentences = _sentences(args)
+    with tempfile.TemporaryDirectory() as folder:
+        translator, paths = _prepare(args, folder)
+        serve = tf.saved_model.load(paths["export"]).signatures[
+            "serving_default"
+        ]
+        ours = [
+            text.decode("utf-8")
+            for text in serve(text=tf.constant(sentences))["translation"]
+            .numpy()
+            .tolist()
+        ]
+        same = {}
+        for kind in ("float32", "int8"):
+            model = ctranslate2.Translator(paths[kind], device="cpu")
+            theirs = _their_texts(translator, model, sentences)
+            same[kind] = sum(a == b for a, b in zip(ours, theirs))
+            print(
+                f"CTranslate2 {kind}: {same[kind]} of {len(sentences)} "
+                "translations the same as the export's",
+                flush=True,
+            )
+        rows = []
+        for threads in THREADS:
+            request = dict(vars(args), child=None, threads=threads, paths=paths)
+            rows += _run_child(request)
+    print(_table(rows))
+    return {"sentences": len(sentences), "same": same, "rows": rows}
+
+
+def _run_child(request):
+    """One child's rows: its thread count set before TensorFlow starts."""
+    environment = dict(
+        os.environ,
+        TF_NUM_INTRAOP_THREADS=str(request["threads"]),
+        TF_NUM_INTEROP_THREADS="1",
+    )
+    command = [sys.executable, "-m", "benchmarks.ctranslate2_bench"]
+    command += [request["bundle"], "--child", json.dumps(request)]
+    done = subprocess.run(
+        command,
+        env=environment,
+        cwd=harness.ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(
+            f"the child of {request['threads']} threads failed:\n"
+            f"{done.stderr[-3000:]}"
+        )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _child(request):
+    """Times every candidate at each batch size; prints the rows as one
+    JSON line (the parent reads the last line)."""
+    args = argparse.Namespace(**request)
+    sentences = _sentences(args)
+    paths, threads = request["paths"], request["threads"]
+    translator = Translator.load(args.bundle)
+    serve = tf.saved_model.load(paths["export"]).signatures["serving_default"]
+    models = {
+        kind: ctranslate2.Translator(
+            paths[kind], device="cpu", intra_threads=threads, inter_threads=1
+        )
+        for kind in ("float32", "int8")
+    }
+    rows = []
+    for batch in BATCHES:
+        calls = [
+            sentences[start : start + batch]
+            for start in range(0, len(sentences) - batch + 1, batch)
+        ] or [sentences[:batch]]
+        tokens = [_tokens(translator, call) for call in calls]
+        search = _search_options(translator)
+
+        def cycling(run, inputs):
+            """`run` on the next of `inputs` at each call."""
+            count = [0]
+
+            def call():
+                run(inputs[count[0] % len(inputs)])
+                count[0] += 1
+
+            return call
+
+        runners = {
+            CANDIDATES[0]: cycling(
+                lambda call: serve(text=tf.constant(call))[
+                    "translation"
+                ].numpy(),
+                calls,
+            ),
+        }
+        for name, kind in zip(CANDIDATES[1:], ("float32", "int8")):
+            runners[name] = cycling(
+                lambda call, model=models[kind]: model.translate_batch(
+                    call, **search
+                ),
+                tokens,
+            )
+        samples = harness.interleaved_samples(
+            runners, args.repeats, warmup=min(len(calls), 3)
+        )
+        for name, seconds in samples.items():
+            median = statistics.median(seconds)
+            rows.append(
+                {
+                    "threads": threads,
+                    "batch": batch,
+                    "candidate": name,
+                    "ms per call": round(1e3 * median, 2),
+                    "sentences per s": round(batch / median, 1),
+                }
+            )
+    print(json.dumps(rows))
+    return rows
+
+
+def _tokens(translator, sentences):
+    vocabulary = translator.source_tokenizer.vocabulary
+    ids = np.asarray(translator.source_ids(sentences))
+    return [[vocabulary[i] for i in row if i] or [vocabulary[1]] for row in ids]
+
+
+def _search_options(translator):
+    """`translate_batch`'s greedy search, as `Translator.decode`'s."""
+    max_length = translator.config.max_length
+    return dict(
+        beam_size=1,
+        max_input_length=max_length,
+        max_decoding_length=max_length + 1,
+        min_decoding_length=0,
+        length_penalty=0.0,
+    )
+
+
+def _table(rows):
+    lines = [
+        "| threads | batch | candidate | ms per call | sentences/s | vs ours |",
+        "| ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    ours = {
+        (r["threads"], r["batch"]): r["ms per call"]
+        for r in rows
+        if r["candidate"] == CANDIDATES[0]
+    }
+    for r in rows:
+        ratio = ours[(r["threads"], r["batch"])] / r["ms per call"]
+        lines.append(
+            f"| {r['threads']} | {r['batch']} | {r['candidate']} | "
+            f"{r['ms per call']:.2f} | {r['sentences per s']:.1f} | "
+            f"{ratio:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
