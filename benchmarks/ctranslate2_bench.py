@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
+from attention_zoo_apps.common import token_ids  # noqa: E402
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import ctranslate2_compare  # noqa: E402
@@ -185,7 +186,7 @@ def _child(request):
             for start in range(0, len(sentences) - batch + 1, batch)
         ] or [sentences[:batch]]
         tokens = [_tokens(translator, call) for call in calls]
-        search = _search_options(translator)
+        search = ctranslate2_compare.search_options(translator)
 
         def cycling(run, inputs):
             """`run` on the next of `inputs` at each call."""
@@ -231,21 +232,12 @@ def _child(request):
 
 
 def _tokens(translator, sentences):
-    vocabulary = translator.source_tokenizer.vocabulary
-    ids = np.asarray(translator.source_ids(sentences))
-    return [[vocabulary[i] for i in row if i] or [vocabulary[1]] for row in ids]
-
-
-def _search_options(translator):
-    """`translate_batch`'s greedy search, as `Translator.decode`'s."""
-    max_length = translator.config.max_length
-    return dict(
-        beam_size=1,
-        max_input_length=max_length,
-        max_decoding_length=max_length + 1,
-        min_decoding_length=0,
-        length_penalty=0.0,
+    """`sentences` as CTranslate2 takes them; a sentence without tokens as
+    `[UNK]` (every call translates every row)."""
+    tokens = ctranslate2_compare.source_tokens(
+        translator, translator.source_ids(sentences)
     )
+    return [row or [token_ids.UNK] for row in tokens]
 
 
 def _table(rows):

@@ -17,6 +17,32 @@ import numpy as np
 from attention_zoo_apps.common import token_ids
 
 
+def source_tokens(translator, source_ids):
+    """Our source ids `(B, Ts)`, 0-padded, as CTranslate2 takes them: per
+    row the source vocabulary's tokens, PAD dropped."""
+    vocabulary = translator.source_tokenizer.vocabulary
+    rows = np.asarray(keras.ops.convert_to_numpy(source_ids))
+    return [
+        [vocabulary[i] for i in row if i != token_ids.PAD_ID] for row in rows
+    ]
+
+
+def search_options(translator):
+    """`translate_batch`'s arguments for the greedy search
+    `Translator.decode` runs: at most `config.max_length` source tokens
+    and `config.max_length + 1` steps."""
+    max_length = translator.config.max_length
+    return dict(
+        beam_size=1,
+        max_input_length=max_length,
+        max_decoding_length=max_length + 1,
+        # CTranslate2 forbids END at the first step by default.
+        min_decoding_length=0,
+        # The raw sum of log-probabilities, not divided by the length.
+        length_penalty=0.0,
+    )
+
+
 def translate_ids(model, translator, source_ids, **options):
     """CTranslate2's greedy translations of our source ids.
 
@@ -42,28 +68,14 @@ def translate_ids(model, translator, source_ids, **options):
     """
     if isinstance(model, (str, os.PathLike)):
         model = ctranslate2.Translator(os.fspath(model), device="cpu")
-    source_vocabulary = translator.source_tokenizer.vocabulary
     target_ids = {
         token: i
         for i, token in enumerate(translator.target_tokenizer.vocabulary)
     }
-    rows = np.asarray(keras.ops.convert_to_numpy(source_ids))
-    sources = [
-        [source_vocabulary[i] for i in row if i != token_ids.PAD_ID]
-        for row in rows
-    ]
+    sources = source_tokens(translator, source_ids)
     filled = [i for i, tokens in enumerate(sources) if tokens]
-    max_length = translator.config.max_length
     arguments = dict(
-        beam_size=1,
-        max_input_length=max_length,
-        max_decoding_length=max_length + 1,
-        # CTranslate2 forbids END at the first step by default.
-        min_decoding_length=0,
-        # The raw sum of log-probabilities, not divided by the length.
-        length_penalty=0.0,
-        return_end_token=False,
-        return_scores=True,
+        search_options(translator), return_end_token=False, return_scores=True
     )
     arguments.update(options)
     results = []

@@ -107,14 +107,11 @@ class Placeholders:
             words, words.with_flat_values(protected)
         )
         target_words = self._split(self.target_tokenizer, targets)
-        # (B, C, Wt): candidate c of a row is target word w of the row.
-        equal = (
-            tf.equal(
-                _with_empty_column(candidates)[:, :, None],
-                target_words.to_tensor("")[:, None, :],
-            )
-            & tf.not_equal(_with_empty_column(candidates), "")[:, :, None]
-        )
+        known = _with_empty_column(candidates)[:, :, None]  # (B, C + 1, 1)
+        # (B, C + 1, Wt): candidate c of a row is target word w of the row.
+        equal = tf.equal(
+            known, target_words.to_tensor("")[:, None, :]
+        ) & tf.not_equal(known, "")
         copied = tf.reduce_any(equal, axis=2)[:, :-1]  # (B, C)
         copied = tf.RaggedTensor.from_tensor(
             copied, lengths=candidates.row_lengths()

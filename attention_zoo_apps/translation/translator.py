@@ -180,9 +180,10 @@ class Translator(GeneratingBundle):
         `(i + 1) * repeats - 1`: a beam's N best; see
         `Placeholders.restore`)."""
         texts = self.target_tokenizer.detokenize(ids)
-        if self.placeholders is None:
+        placeholders = self.placeholders
+        if placeholders is None:
             return texts
-        return self.placeholders.restore(texts, protected_words, repeats)
+        return placeholders.restore(texts, protected_words, repeats)
 
     def make_adapter(self):
         """The model's `DecodingAdapter` (`model_adapter`); `adapter` keeps

@@ -37,7 +37,6 @@ named) and `DIR/gpu_check.txt` (what it printed).
 """
 
 import os
-import statistics
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -52,6 +51,7 @@ from attention_zoo.decoding.searches import BeamSearch  # noqa: E402
 from attention_zoo.decoding.searches import Greedy  # noqa: E402
 from attention_zoo.layers import MultiHead  # noqa: E402
 from attention_zoo_apps.captioning.model import build_captioner  # noqa: E402
+from attention_zoo_apps.common import precision  # noqa: E402
 from attention_zoo_apps.ehr.model import build_risk_model  # noqa: E402
 from attention_zoo_apps.entailment.model import build_decomposable_attention  # noqa: E402
 from attention_zoo_apps.translation.config import TranslationConfig  # noqa: E402
@@ -428,25 +428,11 @@ def _train_step(model):
 def _training(args, sizes, peak):
     rows = []
     for policy in sizes["train_policies"]:
-        with _policy(policy):
+        with precision.policy_scope(policy):
             models = _application_models(sizes)
         for name, model in models.items():
             rows.append(_time_step(args, sizes, peak, name, model, policy))
     return rows
-
-
-class _policy:
-    """The global dtype policy set inside, restored after."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __enter__(self):
-        self.previous = keras.config.dtype_policy()
-        keras.config.set_dtype_policy(self.name)
-
-    def __exit__(self, *exc):
-        keras.config.set_dtype_policy(self.previous)
 
 
 def _time_step(args, sizes, peak, name, model, policy):
@@ -464,13 +450,9 @@ def _time_step(args, sizes, peak, name, model, policy):
     def run():
         jax.block_until_ready(compiled(trainable, non_trainable, inputs))
 
-    run()
-    times = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    seconds = statistics.median(times)
+    seconds = harness.median_times({name: run}, repeats=args.repeats, warmup=1)[
+        name
+    ]
     tflops = flops / seconds / 1e12
     row = {
         "application": name,
