@@ -7,15 +7,18 @@ the `benchmarks` extra) on a Transformer `Translator` saved with `save`:
         [--repeats 20] [--out DIR]
 
 The bundle is exported as `attention-zoo train translation --export`
-writes it (float32, greedy) and converted to CTranslate2 twice
-(`benchmarks.ctranslate2_convert`: float32 and int8 weights). The
+writes it (float32, greedy, no XLA), once more with `--export-precision
+int8` (its large `Dense` layers as oneDNN int8 matmuls), and converted to
+CTranslate2 twice (`benchmarks.ctranslate2_convert`: float32 and int8
+weights). The
 sentences are the first `--pairs` sources of the Tatoeba spa-eng test
 split (`experiments.translation_recipe`'s split; with `--synthetic`,
 generated pairs, for a bundle trained on them).
 
-First the outputs: each CTranslate2 model's greedy translations, written
-back to text by our target tokenizer, against the export's, and the count
-of sentences that differ (no speed is compared before it is printed).
+First the outputs: our int8 export's and each CTranslate2 model's greedy
+translations (CTranslate2's written back to text by our target tokenizer)
+against the float32 export's, and the count of sentences that are the
+same (no speed is compared before it is printed).
 Then the speed, in one child process per thread count (1 and 2, TensorFlow
 and CTranslate2 given the same number of intra-op threads), every
 candidate timed in alternation (`harness.interleaved_samples`) at batch 1
@@ -54,7 +57,12 @@ from experiments import translation_recipe  # noqa: E402
 
 THREADS = (1, 2)
 BATCHES = (1, 32)
-CANDIDATES = ("ours, float32 export", "CTranslate2 float32", "CTranslate2 int8")
+CANDIDATES = (
+    "ours, float32 export",
+    "ours, int8 export",
+    "CTranslate2 float32",
+    "CTranslate2 int8",
+)
 
 
 def _parser():
@@ -86,8 +94,14 @@ def _prepare(args, folder):
     """The export and the two CTranslate2 models of `args.bundle` in
     `folder`: their paths."""
     translator = Translator.load(args.bundle)
-    export = translator.export(os.path.join(folder, "export", "1"))
-    paths = {"export": export}
+    paths = {
+        f"export {precision}": translator.export(
+            os.path.join(folder, f"export-{precision}", "1"),
+            jit_compile=False,
+            precision=precision,
+        )
+        for precision in ("float32", "int8")
+    }
     for kind in ("float32", "int8"):
         paths[kind] = ctranslate2_convert.convert(
             translator, os.path.join(folder, f"ct2-{kind}"), kind
@@ -113,16 +127,16 @@ def measure(args):
     sentences = _sentences(args)
     with tempfile.TemporaryDirectory() as folder:
         translator, paths = _prepare(args, folder)
-        serve = tf.saved_model.load(paths["export"]).signatures[
-            "serving_default"
+        ours, int8_texts = [
+            _export_texts(paths[f"export {precision}"], sentences)
+            for precision in ("float32", "int8")
         ]
-        ours = [
-            text.decode("utf-8")
-            for text in serve(text=tf.constant(sentences))["translation"]
-            .numpy()
-            .tolist()
-        ]
-        same = {}
+        same = {"ours int8": sum(a == b for a, b in zip(ours, int8_texts))}
+        print(
+            f"our int8 export: {same['ours int8']} of {len(sentences)} "
+            "translations the same as the float32 export's",
+            flush=True,
+        )
         for kind in ("float32", "int8"):
             model = ctranslate2.Translator(paths[kind], device="cpu")
             theirs = _their_texts(translator, model, sentences)
@@ -138,6 +152,13 @@ def measure(args):
             rows += _run_child(request)
     print(_table(rows))
     return {"sentences": len(sentences), "same": same, "rows": rows}
+
+
+def _export_texts(path, sentences):
+    """The export's translations of `sentences`, one call."""
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    texts = serve(text=tf.constant(sentences))["translation"].numpy()
+    return [text.decode("utf-8") for text in texts.tolist()]
 
 
 def _run_child(request):
@@ -172,7 +193,12 @@ def _child(request):
     sentences = _sentences(args)
     paths, threads = request["paths"], request["threads"]
     translator = Translator.load(args.bundle)
-    serve = tf.saved_model.load(paths["export"]).signatures["serving_default"]
+    serves = {
+        name: tf.saved_model.load(paths[f"export {precision}"]).signatures[
+            "serving_default"
+        ]
+        for name, precision in zip(CANDIDATES[:2], ("float32", "int8"))
+    }
     models = {
         kind: ctranslate2.Translator(
             paths[kind], device="cpu", intra_threads=threads, inter_threads=1
@@ -199,14 +225,15 @@ def _child(request):
             return call
 
         runners = {
-            CANDIDATES[0]: cycling(
-                lambda call: serve(text=tf.constant(call))[
+            name: cycling(
+                lambda call, serve=serve: serve(text=tf.constant(call))[
                     "translation"
                 ].numpy(),
                 calls,
-            ),
+            )
+            for name, serve in serves.items()
         }
-        for name, kind in zip(CANDIDATES[1:], ("float32", "int8")):
+        for name, kind in zip(CANDIDATES[2:], ("float32", "int8")):
             runners[name] = cycling(
                 lambda call, model=models[kind]: model.translate_batch(
                     call, **search

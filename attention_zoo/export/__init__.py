@@ -4,6 +4,8 @@
   tracked state, assets) with its bundle's files and `metadata.json` into
   a version folder, atomically (`atomic_directory`); `next_version` is
   the next free number.
+- Precision: `export_precision(model, "int8")` makes the large `Dense`
+  layers oneDNN int8 matmuls while an export is traced (`int8`).
 - Warm-up: `write_warmup_requests` writes the requests TF Serving replays
   when it loads a version (`WARMUP_FILE` in the version folder, at most
   `MAX_WARMUP_RECORDS`; `save_export` writes them with the export),
@@ -23,6 +25,9 @@ whose modules need it at import time, are imported from those modules.
 
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
+from attention_zoo.export.int8 import EXPORT_PRECISIONS
+from attention_zoo.export.int8 import check_export_precision
+from attention_zoo.export.int8 import export_precision
 from attention_zoo.export.loading import load_signature
 from attention_zoo.export.loading import load_signatures
 from attention_zoo.export.metadata import METADATA_FILE
@@ -41,11 +46,14 @@ from attention_zoo.export.warmup import read_warmup_requests
 from attention_zoo.export.warmup import write_warmup_requests
 
 __all__ = [
+    "EXPORT_PRECISIONS",
     "MAX_WARMUP_RECORDS",
     "METADATA_FILE",
     "WARMUP_FILE",
     "atomic_directory",
+    "check_export_precision",
     "data_fingerprint",
+    "export_precision",
     "exported_weights",
     "file_sha256",
     "load_signature",

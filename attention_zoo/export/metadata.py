@@ -5,7 +5,8 @@ the model came from and how to serve it: the application, its config, the
 fingerprints of its vocabulary files and of its training data, its test
 metrics, the input limits past which inputs are cut, the search a generating
 export runs (`decoding`), whether its functions are XLA-compiled
-(`jit_compile`), when it was written, and the versions of
+(`jit_compile`), its `precision` (and the `int8_layers` of an int8
+export), when it was written, and the versions of
 the packages that wrote it. `write_metadata` writes it into the (still
 temporary) export folder, so it appears atomically with the model.
 """
@@ -130,6 +131,8 @@ def write_metadata(
     data_fingerprint=None,
     version=None,
     decoding=None,
+    precision="float32",
+    int8_layers=None,
 ):
     """Writes `metadata.json` into `directory`; returns the dict written.
 
@@ -149,6 +152,10 @@ def write_metadata(
         version: optional int, the export's version number.
         decoding: optional dict, the search a generating export runs
             (beam size, penalties, sampling options), under `decoding`.
+        precision: str, the precision the export computes in (`"float32"`
+            or `"int8"`, see `attention_zoo.export.int8`).
+        int8_layers: optional list of the layers computing in int8,
+            recorded under `int8_layers` when given.
     """
     metadata = {
         "format": FORMAT_VERSION,
@@ -158,6 +165,7 @@ def write_metadata(
         .replace(microsecond=0)
         .isoformat(),
         "jit_compile": bool(jit_compile),
+        "precision": precision,
         "input_limits": dict(input_limits or {}),
         "config": config,
         "vocabularies": {
@@ -169,6 +177,8 @@ def write_metadata(
         "decoding": None if decoding is None else _plain(decoding),
         "packages": package_versions(),
     }
+    if int8_layers:
+        metadata["int8_layers"] = list(int8_layers)
     with open(os.path.join(directory, METADATA_FILE), "w") as f:
         json.dump(metadata, f, indent=2, allow_nan=False)
         f.write("\n")

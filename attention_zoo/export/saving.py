@@ -41,6 +41,8 @@ def save_export(
     metrics=None,
     data_fingerprint=None,
     warmup_requests=None,
+    precision="float32",
+    int8_layers=None,
 ):
     """Writes `module` with the bundle's assets and metadata to `path`.
 
@@ -72,6 +74,9 @@ def save_export(
             `attention_zoo.export.write_warmup_requests`); each must name
             one of the module's signatures and give exactly its inputs,
             with their ranks.
+        precision: str, `"float32"` or `"int8"` (the functions were traced
+            inside `export_precision`), recorded in the metadata.
+        int8_layers: the names of the int8 layers, recorded with it.
 
     Returns:
         `path`.
@@ -103,6 +108,8 @@ def save_export(
             data_fingerprint=data_fingerprint,
             version=int(name) if name.isdigit() else None,
             decoding=_decoding_options(module),
+            precision=precision,
+            int8_layers=int8_layers,
         )
         if warmup_requests:
             write_warmup_requests(temporary, warmup_requests)

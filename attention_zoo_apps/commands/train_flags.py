@@ -50,10 +50,23 @@ def precheck(app, argv):
 
 
 def check_values(args, application=None):
-    """The `UsageError`s of `check_flag_values`, and `--patience` or
+    """The `UsageError`s of `check_flag_values`, `--export-precision int8`
+    without `--export` or with `--jit-compile on`, and `--patience` or
     `--choose-search` without a validation split (`application` names the
     export folder to give in place of a version)."""
     flag_checks.check_flag_values(args, application)
+    if getattr(args, "export_precision", "float32") != "float32":
+        if not getattr(args, "export", None):
+            raise UsageError(
+                f"--export-precision {args.export_precision} is the "
+                "export's: give --export DIR"
+            )
+        if getattr(args, "jit_compile", None) == "on":
+            raise UsageError(
+                f"--export-precision {args.export_precision} runs oneDNN's "
+                "int8 kernels, which XLA cannot compile: leave out "
+                "--jit-compile on"
+            )
     if getattr(args, "patience", None) is not None:
         if getattr(args, "validation_fraction", None) == 0:
             raise UsageError(
@@ -116,7 +129,7 @@ def add_training_arguments(parser):
 def add_run_arguments(parser, app, contents):
     """`--run-dir` (default `outputs/APP`; `contents` says what it holds),
     `--overwrite`, `--export`, `--init-from`, `--[no-]tensorboard`, the
-    export's jit flag and `--seed`."""
+    export's jit and precision flags and `--seed`."""
     parser.add_argument(
         "--run-dir",
         default=f"outputs/{app}",
@@ -149,6 +162,14 @@ def add_run_arguments(parser, app, contents):
         "history.csv, a row per epoch, is written all the same)",
     )
     add_jit_compile_flag(parser)
+    parser.add_argument(
+        "--export-precision",
+        choices=flag_checks.EXPORT_PRECISIONS,
+        default="float32",
+        help="what the export's large Dense layers compute in: int8 runs "
+        "them on oneDNN's int8 kernels (AVX-512 VNNI or AMX CPUs; not "
+        "XLA-compiled), float32 (the default) as trained",
+    )
     parser.add_argument("--seed", type=int, default=0)
 
 

@@ -226,7 +226,8 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
 
     Args:
         bundle: the trained `SavedBundle`.
-        args: the parsed flags (`export`, `jit_compile`).
+        args: the parsed flags (`export`, `jit_compile`,
+            `export_precision`).
         metrics: dict of test metrics for the metadata.
         examples: the training examples, an iterable fingerprinted with
             `attention_zoo.export.data_fingerprint`.
@@ -249,6 +250,7 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             bundle.export(
                 path,
                 jit_compile=train_flags.jit_compile_option(args.jit_compile),
+                precision=getattr(args, "export_precision", "float32"),
                 metrics=metrics,
                 data_fingerprint=fingerprint,
                 **export_kwargs,

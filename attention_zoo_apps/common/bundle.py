@@ -24,14 +24,12 @@ import shutil
 import keras
 
 from attention_zoo.export import read_model_weights
-from attention_zoo.export import resolve_jit_compile
 from attention_zoo.export import resolve_version
-from attention_zoo.export import save_export
 from attention_zoo.export.atomic_file import atomic_files
 from attention_zoo.export.atomic_file import write_bytes
 from attention_zoo.export.atomic_file import write_text
-from attention_zoo_apps.common import backend_export
 from attention_zoo_apps.common import distribute
+from attention_zoo_apps.common import export_writing
 from attention_zoo_apps.common import precision
 from attention_zoo_apps.common import run_files
 from attention_zoo_apps.common import run_folder
@@ -361,16 +359,21 @@ class SavedBundle:
         return self.model
 
     def export(
-        self, path, *, jit_compile=None, metrics=None, data_fingerprint=None
+        self,
+        path,
+        *,
+        jit_compile=None,
+        metrics=None,
+        data_fingerprint=None,
+        precision="float32",
     ):
         """Writes the bundle as a SavedModel to `path` (a new version
         folder), atomically: its `serving_module`, whose docstring says
-        what the signatures take and return; see `write_export`. Loading
-        it needs only TensorFlow and TensorFlow Text's ops. Returns
-        `path`."""
-        return self.write_export(
-            self.serving_module, path, jit_compile, metrics, data_fingerprint
-        )
+        what the signatures take and return; see `write_export` (and there
+        `precision`). Loading it needs only TensorFlow and TensorFlow
+        Text's ops. Returns `path`."""
+        arguments = (path, jit_compile, metrics, data_fingerprint, precision)
+        return self.write_export(self.serving_module, *arguments)
 
     def write_export(
         self,
@@ -379,34 +382,30 @@ class SavedBundle:
         jit_compile,
         metrics,
         data_fingerprint,
+        precision="float32",
         **module_options,
     ):
         """The body of `export`: writes the serving module
         `module_class(self, **module_options, jit_compile=...)` to `path`
         with `attention_zoo.export.save_export` (atomically, with the assets,
         `metadata.json` and `warmup_inputs()` as warm-up requests).
-        `jit_compile` None: on when a GPU is visible. On a backend other
-        than TensorFlow (JAX) the export is written by a TensorFlow
-        process from the saved weights (`backend_export`). Returns
-        `path`."""
+        `jit_compile` None: on when a GPU is visible. `precision`
+        `"float32"` (the default) or `"int8"`: the model's large `Dense`
+        layers as oneDNN int8 matmuls (`attention_zoo.export.int8`; not
+        XLA-compiled, so `jit_compile` must not be True), recorded in
+        `metadata.json`. On a backend other than TensorFlow (JAX) the
+        export is written by a TensorFlow process from the saved weights
+        (`backend_export`). Returns `path`."""
         self.require_model()
-        if keras.backend.backend() != "tensorflow":
-            # A SavedModel needs TensorFlow variables: the weights go to a
-            # TensorFlow process that writes the same export.
-            return backend_export.export_in_tensorflow(
-                self,
-                module_class,
-                path,
-                jit_compile,
-                metrics,
-                data_fingerprint,
-                module_options,
-            )
-        jit_compile = resolve_jit_compile(jit_compile)
-        module = module_class(self, jit_compile=jit_compile, **module_options)
-        warmup = module.warmup_requests(self.warmup_inputs())
-        return save_export(
-            self, module, path, jit_compile, metrics, data_fingerprint, warmup
+        return export_writing.write_export(
+            self,
+            module_class,
+            path,
+            jit_compile,
+            metrics,
+            data_fingerprint,
+            precision,
+            module_options,
         )
 
     def save(self, directory):

@@ -55,6 +55,9 @@ INPUT_PATH_FLAGS = ("data",)
 # they are checked before TensorFlow is imported.
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
+# `--export-precision`'s: `attention_zoo.export.EXPORT_PRECISIONS`, whose
+# package imports Keras.
+EXPORT_PRECISIONS = ("float32", "int8")
 # `--distribution`'s: `keras.distribution`'s, on JAX.
 DISTRIBUTIONS = ("data-parallel",)
 DISTRIBUTION_HELP = (

@@ -64,6 +64,7 @@ class GeneratingBundle(SavedBundle):
         jit_compile=None,
         metrics=None,
         data_fingerprint=None,
+        precision="float32",
         **sampling,
     ):
         """`SavedBundle.export` with the search its `serving_module`
@@ -74,7 +75,8 @@ class GeneratingBundle(SavedBundle):
         by `search_defaults`. With `num_results = N > 1` the export also
         returns the `N` best with their scores; a sampling search adds the
         `seeded` signature (see `attention_zoo_apps.common.search_serving`).
-        `metadata.json` records the search under `decoding`."""
+        `metadata.json` records the search under `decoding`; `precision` is
+        `write_export`'s."""
         search = self.search_defaults.resolve(
             search,
             beam_size,
@@ -89,5 +91,6 @@ class GeneratingBundle(SavedBundle):
             jit_compile,
             metrics,
             data_fingerprint,
+            precision=precision,
             search=search,
         )

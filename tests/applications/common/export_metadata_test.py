@@ -62,6 +62,8 @@ def test_metadata_says_what_the_export_is(exported):
     assert metadata["version"] == 2
     assert metadata["jit_compile"] is False
     assert read_metadata(paths[True])["jit_compile"] is True
+    assert metadata["precision"] == "float32"
+    assert "int8_layers" not in metadata
     assert metadata["config"] == json.loads(bundle.config.to_json())
     assert metadata["input_limits"] == bundle.input_limits()
     assert all(v >= 1 for v in metadata["input_limits"].values())

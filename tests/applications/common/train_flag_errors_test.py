@@ -30,6 +30,17 @@ from attention_zoo_apps import cli
             ["--choose-search", "--validation-fraction", "0"],
             "--choose-search decodes the validation split: it needs one",
         ),
+        (
+            "captioning",
+            ["--export-precision", "int8"],
+            "--export-precision int8 is the export's: give --export DIR",
+        ),
+        (
+            "translation",
+            ["--export-precision", "int8", "--jit-compile", "on"]
+            + ["--export", "saved_models/x"],
+            "--export-precision int8 runs oneDNN's int8 kernels, which XLA",
+        ),
     ],
 )
 def test_a_bad_value_is_a_usage_error(app, flags, message, tmp_path, capsys):

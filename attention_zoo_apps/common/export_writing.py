@@ -1,0 +1,62 @@
+"""`write_export`: a bundle's serving module saved as a version folder,
+on TensorFlow or, for a bundle trained on another backend, by a
+TensorFlow process (`backend_export`); in float32 or int8."""
+
+import keras
+
+from attention_zoo.export import check_export_precision
+from attention_zoo.export import export_precision
+from attention_zoo.export import resolve_jit_compile
+from attention_zoo.export import save_export
+from attention_zoo_apps.common import backend_export
+
+
+def write_export(
+    bundle,
+    module_class,
+    path,
+    jit_compile,
+    metrics,
+    data_fingerprint,
+    precision,
+    module_options,
+):
+    """`SavedBundle.write_export`'s body (see there). An int8 export
+    drops the bundle's compiled searches before and after it is traced,
+    so that it traces its own and the bundle computes in float32 after."""
+    check_export_precision(precision, jit_compile)
+    if keras.backend.backend() != "tensorflow":
+        # A SavedModel needs TensorFlow variables: the weights go to a
+        # TensorFlow process that writes the same export.
+        return backend_export.export_in_tensorflow(
+            bundle,
+            module_class,
+            path,
+            jit_compile,
+            metrics,
+            data_fingerprint,
+            dict(module_options, precision=precision),
+        )
+    jit_compile = resolve_jit_compile(jit_compile) and precision != "int8"
+    if precision != "float32":
+        bundle.clear_compiled()
+    try:
+        with export_precision(bundle.model, precision) as int8_layers:
+            module = module_class(
+                bundle, jit_compile=jit_compile, **module_options
+            )
+            warmup = module.warmup_requests(bundle.warmup_inputs())
+            return save_export(
+                bundle,
+                module,
+                path,
+                jit_compile,
+                metrics,
+                data_fingerprint,
+                warmup,
+                precision=precision,
+                int8_layers=int8_layers,
+            )
+    finally:
+        if precision != "float32":
+            bundle.clear_compiled()

@@ -1,0 +1,236 @@
+"""A translator's int8 export against its float32 exports, same weights.
+
+Run from the repository root (TensorFlow backend):
+
+    python -m benchmarks.int8_export_bench [--model translation-spa-eng] \\
+        [--pairs 0] [--repeats 30] [--out DIR]
+
+`--model` is a shipped model's name or an export folder of a Tatoeba
+spa-eng translator (with `--synthetic`, of one trained on generated pairs).
+It is exported three times (`EXPORTS`): the float32 export `attention-zoo
+train --export` writes on a CPU (`jit_compile` off, TF Serving's CPU
+default), `precision="int8"` (`attention_zoo.export.int8`: its large
+`Dense` layers as oneDNN int8 matmuls; not XLA-compiled either), and the
+float32 export XLA-compiled (`--jit-compile on`, which TF Serving runs on
+a CPU when started with `--xla_cpu_compilation_enabled=true`). Then, in
+this order:
+
+1. Quality: each export translates the sources of the test split
+   (`experiments.translation_recipe.load_pairs`, the shipped models'
+   split; the first `--pairs`, 0: all) in batches of 32: sacreBLEU's cased
+   BLEU and chrF, and how many of its translations are the first
+   export's.
+2. Kernels: a child process with `ONEDNN_VERBOSE=1` runs one batch
+   through the int8 export and lists the oneDNN implementations its
+   matmuls ran on (`brgemm:avx512_core_vnni`: the VNNI int8 kernels; none
+   listed: the op did not reach oneDNN).
+3. Speed: the exports' `serving_default` called in process, in
+   alternation (`harness.interleaved_samples`), `--repeats` rounds at
+   batch 1 and 32 (cycling through 64 calls' sentences, every one called
+   once before): median ms per call and the speed-up over the first
+   export.
+
+With `--out DIR` it writes `DIR/int8_export_bench.json` and `.txt`.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
+
+from attention_zoo_apps.common import zoo  # noqa: E402
+from attention_zoo_apps.translation.evaluate import corpus_scores  # noqa: E402
+from attention_zoo_apps.translation.synthetic import make_synthetic_pairs  # noqa: E402
+from attention_zoo_apps.translation.translator import Translator  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from experiments import translation_recipe  # noqa: E402
+
+# Export name -> its `export` options.
+EXPORTS = {
+    "float32": dict(jit_compile=False),
+    "int8": dict(jit_compile=False, precision="int8"),
+    "float32 XLA": dict(jit_compile=True),
+}
+BATCHES = (1, 32)
+
+
+def _parser():
+    parser = harness.parser(__doc__, repeats=30)
+    parser.add_argument("--model", default="translation-spa-eng")
+    parser.add_argument(
+        "--pairs", type=int, default=0, help="test pairs scored (0: all)"
+    )
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="generated pairs (for a model trained on them)",
+    )
+    parser.add_argument("--kernels-of", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    return harness.run(__file__, _parser(), measure, argv)
+
+
+def test_pairs(args):
+    """The scored `(source, reference)` pairs."""
+    if args.synthetic:
+        return make_synthetic_pairs(max(args.pairs, 64), seed=1).pairs
+    pairs = translation_recipe.load_pairs("spa-eng")[2]
+    return pairs[: args.pairs] if args.pairs else pairs
+
+
+def translate(serve, sources, batch=32):
+    """`serve`'s translations of `sources`, `batch` at a time."""
+    texts = []
+    for start in range(0, len(sources), batch):
+        call = tf.constant(sources[start : start + batch])
+        texts += serve(text=call)["translation"].numpy().tolist()
+    return [text.decode("utf-8") for text in texts]
+
+
+def measure(args):
+    if args.kernels_of:
+        return _print_kernels(args.kernels_of)
+    pairs = test_pairs(args)
+    sources = [source for source, _ in pairs]
+    references = [reference for _, reference in pairs]
+    translator = Translator.from_export(zoo.resolve(args.model))
+    with tempfile.TemporaryDirectory() as folder:
+        serves, result = {}, {"model": args.model, "sentences": len(pairs)}
+        for name, options in EXPORTS.items():
+            path = os.path.join(folder, name.replace(" ", "-"), "1")
+            serves[name] = tf.saved_model.load(
+                translator.export(path, **options)
+            ).signatures["serving_default"]
+        result["quality"], first = [], None
+        for name, serve in serves.items():
+            texts = translate(serve, sources)
+            first = first or texts
+            scores = corpus_scores(texts, references)
+            same = sum(a == b for a, b in zip(first, texts))
+            result["quality"].append(
+                {
+                    "export": name,
+                    "bleu": scores["bleu"],
+                    "chrf": scores["chrf"],
+                    "same translations": same,
+                    "bleu_signature": scores["bleu_signature"],
+                }
+            )
+            print(
+                f"{name}: BLEU {scores['bleu']:.2f}, chrF "
+                f"{scores['chrf']:.2f} on {len(pairs)} test pairs, {same} "
+                "translations the first export's",
+                flush=True,
+            )
+        result["kernels"] = _kernels(args, os.path.join(folder, "int8", "1"))
+        print(f"oneDNN int8 matmul kernels: {', '.join(result['kernels'])}")
+        result["rows"] = _speed(serves, sources, args.repeats)
+    print(_table(result["rows"]))
+    return result
+
+
+def _kernels(args, export):
+    """The oneDNN implementations the int8 export's matmuls ran on, read
+    from a child process's `ONEDNN_VERBOSE=1` log."""
+    command = [sys.executable, "-m", "benchmarks.int8_export_bench"]
+    command += ["--kernels-of", export]
+    done = subprocess.run(
+        command,
+        env=dict(os.environ, ONEDNN_VERBOSE="1"),
+        cwd=harness.ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(f"the ONEDNN_VERBOSE child failed:\n{done.stderr}")
+    return onednn_matmul_kernels(done.stdout)
+
+
+def onednn_matmul_kernels(log):
+    """The distinct implementations of the int8 matmuls in a
+    `ONEDNN_VERBOSE` log: the field after the primitive of the lines
+    `onednn_verbose,v1,primitive,exec,cpu,PRIMITIVE,IMPLEMENTATION,...`
+    whose primitive is `inner_product` or `matmul` and whose weights are
+    `s8`."""
+    found = []
+    for line in log.splitlines():
+        fields = line.split(",")
+        if fields[3:5] != ["exec", "cpu"] or len(fields) < 7:
+            continue
+        if fields[5] in ("inner_product", "matmul") and "wei:s8" in line:
+            if fields[6] not in found:
+                found.append(fields[6])
+    return found
+
+
+def _print_kernels(export):
+    serve = tf.saved_model.load(export).signatures["serving_default"]
+    serve(text=tf.constant(["Tengo tres gatos."] * 32))
+    return None
+
+
+def _speed(serves, sources, repeats):
+    """Median ms per call of each export at each batch size."""
+    rows = []
+    for batch in BATCHES:
+        calls = [
+            tf.constant(sources[start : start + batch])
+            for start in range(0, min(len(sources), 64 * batch), batch)
+        ]
+        for serve in serves.values():  # XLA compiles once per shape
+            for call in calls:
+                serve(text=call)
+
+        def cycling(serve):
+            count = [0]
+
+            def call():
+                serve(text=calls[count[0] % len(calls)])["translation"].numpy()
+                count[0] += 1
+
+            return call
+
+        runners = {name: cycling(serve) for name, serve in serves.items()}
+        samples = harness.interleaved_samples(runners, repeats, warmup=3)
+        medians = {
+            name: 1e3 * statistics.median(seconds)
+            for name, seconds in samples.items()
+        }
+        for name, median in medians.items():
+            rows.append(
+                {
+                    "batch": batch,
+                    "export": name,
+                    "ms per call": round(median, 2),
+                    "speed-up": round(medians["float32"] / median, 2),
+                }
+            )
+    return rows
+
+
+def _table(rows):
+    lines = [
+        "| batch | export | ms per call | speed-up over float32 |",
+        "| ---: | --- | ---: | ---: |",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['batch']} | {row['export']} | "
+            f"{row['ms per call']:.2f} | {row['speed-up']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
