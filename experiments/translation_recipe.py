@@ -41,6 +41,10 @@ val and test_2016_flickr files.
 
 Prints a Markdown table, a row per variant; with `--out DIR` it also
 writes `DIR/translation_recipe.json` for `python -m experiments.pages`.
+Each variant's trained translator is saved (`Translator.save`; `load`
+reads it back, `benchmarks.ctranslate2_bench` takes it) in
+`--save DIR/PAIR-MODEL-VARIANT` (default `outputs/translation_recipe`;
+`--save ""`: not saved).
 """
 
 import gzip
@@ -174,6 +178,13 @@ def _parser():
         action="store_true",
         help="score the test split too (final configurations only)",
     )
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        default=os.path.join("outputs", "translation_recipe"),
+        help="save each trained variant in DIR/PAIR-MODEL-VARIANT "
+        '("": not saved)',
+    )
     return parser
 
 
@@ -245,6 +256,10 @@ def _row(args, name, config, train, validation, test):
         row["test BLEU"] = round(scores["bleu"], 2)
         row["test chrF"] = round(scores["chrf"], 2)
         row["sacreBLEU"] = scores["bleu_signature"]
+    if args.save:
+        folder = os.path.join(args.save, f"{args.pair}-{args.model}-{name}")
+        translator.save(folder)
+        print(f"saved {folder}", flush=True)
     print(f"{name}: {row}", flush=True)
     return row
 

@@ -64,7 +64,9 @@ def test_multi30k_reads_aligned_pairs():
     assert english.startswith("A group of men") and "Männer" in german
 
 
-def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(monkeypatch):
+def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(
+    monkeypatch, tmp_path
+):
     config = registry.get("translation").tiny_config().replace(epochs=3)
     pairs = make_synthetic_pairs(120, seed=0).pairs
     kept = []
@@ -79,7 +81,14 @@ def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(monkeypatch):
         "Translator",
         lambda config: fitted.append(Translator(config)) or fitted[-1],
     )
-    args = argparse.Namespace(minutes=5.0, choose_search=False, test=True)
+    args = argparse.Namespace(
+        minutes=5.0,
+        choose_search=False,
+        test=True,
+        save=str(tmp_path),
+        pair="spa-eng",
+        model="rnn",
+    )
     row = translation_recipe._row(
         args, "averaged", config, pairs[:96], pairs[96:108], pairs[108:]
     )
@@ -89,6 +98,10 @@ def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(monkeypatch):
         np.testing.assert_array_equal(mine, mean)
     for key in ("val BLEU", "val chrF", "test BLEU", "test chrF"):
         assert 0 <= row[key] <= 100
+    # The variant is saved as it was scored: the averaged weights.
+    saved = Translator.load(str(tmp_path / "spa-eng-rnn-averaged"))
+    for mine, theirs in zip(weights, saved.model.get_weights()):
+        np.testing.assert_array_equal(mine, theirs)
 
 
 def _recording(function, calls):
