@@ -48,12 +48,11 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
 from attention_zoo_apps.common import token_ids  # noqa: E402
-from attention_zoo_apps.translation.synthetic import make_synthetic_pairs  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import ctranslate2_compare  # noqa: E402
 from benchmarks import ctranslate2_convert  # noqa: E402
 from benchmarks import harness  # noqa: E402
-from experiments import translation_recipe  # noqa: E402
+from benchmarks import translation_pairs  # noqa: E402
 
 THREADS = (1, 2)
 BATCHES = (1, 32)
@@ -68,12 +67,7 @@ CANDIDATES = (
 def _parser():
     parser = harness.parser(__doc__, repeats=20)
     parser.add_argument("bundle", help="a saved Transformer Translator")
-    parser.add_argument("--pairs", type=int, default=256)
-    parser.add_argument(
-        "--synthetic",
-        action="store_true",
-        help="generated sentences (for a bundle trained on them)",
-    )
+    translation_pairs.add_flags(parser, default=256)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     return parser
 
@@ -83,11 +77,7 @@ def main(argv=None):
 
 
 def _sentences(args):
-    if args.synthetic:
-        pairs = make_synthetic_pairs(args.pairs, seed=1).pairs
-    else:
-        pairs = translation_recipe.load_pairs("spa-eng")[2][: args.pairs]
-    return [source for source, _ in pairs]
+    return [source for source, _ in translation_pairs.chosen(args)]
 
 
 def _prepare(args, folder):

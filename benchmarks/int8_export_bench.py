@@ -47,10 +47,9 @@ import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
 from attention_zoo_apps.common import zoo  # noqa: E402
 from attention_zoo_apps.translation.evaluate import corpus_scores  # noqa: E402
-from attention_zoo_apps.translation.synthetic import make_synthetic_pairs  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import harness  # noqa: E402
-from experiments import translation_recipe  # noqa: E402
+from benchmarks import translation_pairs  # noqa: E402
 
 # Export name -> its `export` options.
 EXPORTS = {
@@ -64,28 +63,13 @@ BATCHES = (1, 32)
 def _parser():
     parser = harness.parser(__doc__, repeats=30)
     parser.add_argument("--model", default="translation-spa-eng")
-    parser.add_argument(
-        "--pairs", type=int, default=0, help="test pairs scored (0: all)"
-    )
-    parser.add_argument(
-        "--synthetic",
-        action="store_true",
-        help="generated pairs (for a model trained on them)",
-    )
+    translation_pairs.add_flags(parser, default=0)
     parser.add_argument("--kernels-of", help=argparse.SUPPRESS)
     return parser
 
 
 def main(argv=None):
     return harness.run(__file__, _parser(), measure, argv)
-
-
-def test_pairs(args):
-    """The scored `(source, reference)` pairs."""
-    if args.synthetic:
-        return make_synthetic_pairs(max(args.pairs, 64), seed=1).pairs
-    pairs = translation_recipe.load_pairs("spa-eng")[2]
-    return pairs[: args.pairs] if args.pairs else pairs
 
 
 def translate(serve, sources, batch=32):
@@ -100,7 +84,7 @@ def translate(serve, sources, batch=32):
 def measure(args):
     if args.kernels_of:
         return _print_kernels(args.kernels_of)
-    pairs = test_pairs(args)
+    pairs = translation_pairs.chosen(args)
     sources = [source for source, _ in pairs]
     references = [reference for _, reference in pairs]
     translator = Translator.from_export(zoo.resolve(args.model))

@@ -13,7 +13,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Not benchmarks: the shared harness, this script, a client library and
 # the CTranslate2 converter (checked by its own test, no timings).
 NOT_BENCHMARKS = {"__init__", "harness", "pages", "rest_client"}
-NOT_BENCHMARKS |= {"ctranslate2_convert", "ctranslate2_compare"}
+NOT_BENCHMARKS |= {
+    "ctranslate2_convert",
+    "ctranslate2_compare",
+    "translation_pairs",
+}
 # No results yet: it needs a trained Transformer (issue 38).
 NOT_BENCHMARKS |= {"ctranslate2_bench"}
 

@@ -140,6 +140,37 @@ def tiny_export(shared, application, jit_compile=None):
     return str(shared(f"tiny-export-{application}-{kind}", build) / version)
 
 
+# The start of a script for `fresh_process.run_without_project`:
+# `serve_columns(path, columns)` calls the `serving_default` of the export at
+# `path` with `columnar_inputs`' JSON columns (bytes as `{"b64": ...}`) and
+# returns its outputs as plain lists, strings decoded.
+SERVE_COLUMNS_SCRIPT = """
+import base64
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(item) for item in value]
+    if isinstance(value, dict):
+        return base64.b64decode(value["b64"])
+    return value.encode() if isinstance(value, str) else value
+
+def _plain(array):
+    if array.dtype == object:
+        return np.vectorize(lambda b: b.decode(), otypes=[object])(
+            array).tolist()
+    return array.tolist()
+
+def serve_columns(path, columns):
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    specs = serve.structured_input_signature[1]
+    inputs = {
+        key: tf.constant(_decode(columns[key]), specs[key].dtype)
+        for key in specs
+    }
+    outputs = serve(**inputs)
+    return {key: _plain(value.numpy()) for key, value in outputs.items()}
+"""
+
 _LOADED = {}
 
 

@@ -133,34 +133,11 @@ def served(shared):
         for jit_compile in (False, True)
     ]
     return fresh_process.run_without_project(
-        f"""
-import base64
-import math
-
-def decode(value):
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    if isinstance(value, dict):
-        return base64.b64decode(value["b64"])
-    return value.encode() if isinstance(value, str) else value
-
-def plain(array):
-    if array.dtype == object:
-        return np.vectorize(lambda b: b.decode(), otypes=[object])(
-            array).tolist()
-    return array.tolist()
-
+        tiny_bundles.SERVE_COLUMNS_SCRIPT
+        + f"""
 results = {{}}
 for application, columns, name, path in json.loads({json.dumps(cases)!r}):
-    serve = tf.saved_model.load(path).signatures["serving_default"]
-    specs = serve.structured_input_signature[1]
-    inputs = {{
-        key: tf.constant(decode(columns[key]), specs[key].dtype)
-        for key in specs
-    }}
-    results.setdefault(application, {{}})[str(name)] = {{
-        key: plain(value.numpy()) for key, value in serve(**inputs).items()
-    }}
+    results.setdefault(application, {{}})[name] = serve_columns(path, columns)
 emit(results)
 """
     )

@@ -51,34 +51,14 @@ def served(int8_exports):
         for application, paths in int8_exports.items()
     ]
     return fresh_process.run_without_project(
-        f"""
-import base64
-
-def decode(value):
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    if isinstance(value, dict):
-        return base64.b64decode(value["b64"])
-    return value.encode() if isinstance(value, str) else value
-
+        tiny_bundles.SERVE_COLUMNS_SCRIPT
+        + f"""
 results = {{}}
 for application, columns, paths in json.loads({json.dumps(cases)!r}):
     for name, path in zip(("int8", "float32"), paths):
-        serve = tf.saved_model.load(path).signatures["serving_default"]
-        specs = serve.structured_input_signature[1]
-        inputs = {{
-            key: tf.constant(decode(columns[key]), specs[key].dtype)
-            for key in specs
-        }}
-        outputs = serve(**inputs)
-        results.setdefault(application, {{}})[name] = {{
-            key: (
-                [b.decode() for b in value.numpy().ravel()]
-                if value.dtype == tf.string
-                else value.numpy().tolist()
-            )
-            for key, value in outputs.items()
-        }}
+        results.setdefault(application, {{}})[name] = serve_columns(
+            path, columns
+        )
 emit(results)
 """
     )
