@@ -6,25 +6,26 @@ the `benchmarks` extra) on a Transformer `Translator` saved with `save`:
     python -m benchmarks.ctranslate2_bench BUNDLE_DIR [--pairs 256] \\
         [--repeats 20] [--out DIR]
 
-The bundle is exported as `attention-zoo train translation --export`
-writes it (float32, greedy, no XLA), once more with `--export-precision
-int8` (its large `Dense` layers as oneDNN int8 matmuls), and converted to
+The bundle is exported three times (`OURS`, greedy): as `attention-zoo
+train translation --export` writes it on a CPU (float32, no XLA), with
+`--export-precision int8` (its large `Dense` layers as oneDNN int8
+matmuls) and with `--jit-compile on` (float32, XLA); and converted to
 CTranslate2 twice (`benchmarks.ctranslate2_convert`: float32 and int8
-weights). The
-sentences are the first `--pairs` sources of the Tatoeba spa-eng test
-split (`experiments.translation_recipe`'s split; with `--synthetic`,
+weights). The sentences are the first `--pairs` sources of the Tatoeba
+spa-eng test split (`benchmarks.translation_pairs`; with `--synthetic`,
 generated pairs, for a bundle trained on them).
 
-First the outputs: our int8 export's and each CTranslate2 model's greedy
-translations (CTranslate2's written back to text by our target tokenizer)
-against the float32 export's, and the count of sentences that are the
-same (no speed is compared before it is printed).
-Then the speed, in one child process per thread count (1 and 2, TensorFlow
-and CTranslate2 given the same number of intra-op threads), every
-candidate timed in alternation (`harness.interleaved_samples`) at batch 1
-(one sentence a call, cycling) and batch 32: median milliseconds per call
-and sentences per second. Ours is the export's `serving_default` called
-in process: text in, text out, tokenizing and detokenizing in its graph.
+First the outputs: each candidate's greedy translations (CTranslate2's
+written back to text by our target tokenizer) against the first
+export's, and the count of sentences that are the same (no speed is
+compared before it is printed). Then the speed, in one child process per
+thread count (1 and 2, TensorFlow and CTranslate2 given the same number
+of intra-op threads), every candidate called once with every input (XLA
+compiles once per shape) and then timed in alternation
+(`harness.interleaved_samples`) at batch 1 (one sentence a call, cycling)
+and batch 32: median milliseconds per call and sentences per second.
+Ours is the export's `serving_default` called in process: text in, text
+out, tokenizing and detokenizing in its graph.
 CTranslate2 is given our tokens (its users tokenize beside it) and gives
 tokens: its figures leave out the tokenizing ours include, so they
 favour it slightly.
@@ -56,12 +57,15 @@ from benchmarks import translation_pairs  # noqa: E402
 
 THREADS = (1, 2)
 BATCHES = (1, 32)
-CANDIDATES = (
-    "ours, float32 export",
-    "ours, int8 export",
-    "CTranslate2 float32",
-    "CTranslate2 int8",
-)
+# Our exports: candidate -> `export` options.
+OURS = {
+    "ours, float32 export": dict(jit_compile=False),
+    "ours, int8 export": dict(jit_compile=False, precision="int8"),
+    "ours, float32 XLA export": dict(jit_compile=True),
+}
+# CTranslate2's: candidate -> the converted weights' type.
+THEIRS = {"CTranslate2 float32": "float32", "CTranslate2 int8": "int8"}
+CANDIDATES = (*OURS, *THEIRS)
 
 
 def _parser():
@@ -81,19 +85,15 @@ def _sentences(args):
 
 
 def _prepare(args, folder):
-    """The export and the two CTranslate2 models of `args.bundle` in
-    `folder`: their paths."""
+    """Every candidate's export or CTranslate2 model of `args.bundle` in
+    `folder`: candidate -> path."""
     translator = Translator.load(args.bundle)
-    paths = {
-        f"export {precision}": translator.export(
-            os.path.join(folder, f"export-{precision}", "1"),
-            jit_compile=False,
-            precision=precision,
-        )
-        for precision in ("float32", "int8")
-    }
-    for kind in ("float32", "int8"):
-        paths[kind] = ctranslate2_convert.convert(
+    paths = {}
+    for number, (name, options) in enumerate(OURS.items()):
+        path = os.path.join(folder, f"export-{number}", "1")
+        paths[name] = translator.export(path, **options)
+    for name, kind in THEIRS.items():
+        paths[name] = ctranslate2_convert.convert(
             translator, os.path.join(folder, f"ct2-{kind}"), kind
         )
     return translator, paths
@@ -117,23 +117,17 @@ def measure(args):
     sentences = _sentences(args)
     with tempfile.TemporaryDirectory() as folder:
         translator, paths = _prepare(args, folder)
-        ours, int8_texts = [
-            _export_texts(paths[f"export {precision}"], sentences)
-            for precision in ("float32", "int8")
-        ]
-        same = {"ours int8": sum(a == b for a, b in zip(ours, int8_texts))}
-        print(
-            f"our int8 export: {same['ours int8']} of {len(sentences)} "
-            "translations the same as the float32 export's",
-            flush=True,
-        )
-        for kind in ("float32", "int8"):
-            model = ctranslate2.Translator(paths[kind], device="cpu")
-            theirs = _their_texts(translator, model, sentences)
-            same[kind] = sum(a == b for a, b in zip(ours, theirs))
+        texts = {name: _export_texts(paths[name], sentences) for name in OURS}
+        for name in THEIRS:
+            model = ctranslate2.Translator(paths[name], device="cpu")
+            texts[name] = _their_texts(translator, model, sentences)
+        first = texts[CANDIDATES[0]]
+        same = {}
+        for name in CANDIDATES[1:]:
+            same[name] = sum(a == b for a, b in zip(first, texts[name]))
             print(
-                f"CTranslate2 {kind}: {same[kind]} of {len(sentences)} "
-                "translations the same as the export's",
+                f"{name}: {same[name]} of {len(sentences)} translations the "
+                f"same as {CANDIDATES[0]}'s",
                 flush=True,
             )
         rows = []
@@ -184,16 +178,14 @@ def _child(request):
     paths, threads = request["paths"], request["threads"]
     translator = Translator.load(args.bundle)
     serves = {
-        name: tf.saved_model.load(paths[f"export {precision}"]).signatures[
-            "serving_default"
-        ]
-        for name, precision in zip(CANDIDATES[:2], ("float32", "int8"))
+        name: tf.saved_model.load(paths[name]).signatures["serving_default"]
+        for name in OURS
     }
     models = {
-        kind: ctranslate2.Translator(
-            paths[kind], device="cpu", intra_threads=threads, inter_threads=1
+        name: ctranslate2.Translator(
+            paths[name], device="cpu", intra_threads=threads, inter_threads=1
         )
-        for kind in ("float32", "int8")
+        for name in THEIRS
     }
     rows = []
     for batch in BATCHES:
@@ -223,15 +215,13 @@ def _child(request):
             )
             for name, serve in serves.items()
         }
-        for name, kind in zip(CANDIDATES[2:], ("float32", "int8")):
+        for name, model in models.items():
             runners[name] = cycling(
-                lambda call, model=models[kind]: model.translate_batch(
-                    call, **search
-                ),
+                lambda call, model=model: model.translate_batch(call, **search),
                 tokens,
             )
         samples = harness.interleaved_samples(
-            runners, args.repeats, warmup=min(len(calls), 3)
+            runners, args.repeats, warmup=len(calls)
         )
         for name, seconds in samples.items():
             median = statistics.median(seconds)

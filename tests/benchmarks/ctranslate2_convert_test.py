@@ -19,6 +19,7 @@ from attention_zoo_apps.translation.translator import Translator
 from benchmarks import ctranslate2_bench
 from benchmarks import ctranslate2_compare
 from benchmarks import ctranslate2_convert
+from benchmarks import pages
 
 TINY = dict(
     model="transformer",
@@ -169,10 +170,14 @@ def test_the_benchmark_counts_same_outputs_then_times_all(
     argv = [bundle, "--synthetic", "--pairs", "4", "--repeats", "1"]
     ctranslate2_bench.main(argv + ["--out", str(out)])
     with open(out / "ctranslate2_bench.json", encoding="utf-8") as file:
-        result = json.load(file)["result"]
+        document = json.load(file)
+    result = document["result"]
     assert result["sentences"] == 4
-    assert 0 <= result["same"]["int8"] <= 4 and result["same"]["float32"] >= 3
-    assert 0 <= result["same"]["ours int8"] <= 4
+    same = result["same"]
+    assert list(same) == list(ctranslate2_bench.CANDIDATES[1:])
+    assert same["CTranslate2 float32"] >= 3
+    assert same["ours, float32 XLA export"] >= 3
+    assert all(0 <= count <= 4 for count in same.values())
     measured = {
         (row["threads"], row["batch"], row["candidate"])
         for row in result["rows"]
@@ -184,3 +189,10 @@ def test_the_benchmark_counts_same_outputs_then_times_all(
         for candidate in ctranslate2_bench.CANDIDATES
     }
     assert all(row["ms per call"] > 0 for row in result["rows"])
+    # Its section of the serving page shows both tables.
+    (topic,) = [t for t in pages.TOPICS if t.slug == "serving"]
+    name = "ctranslate2_bench"
+    page = pages.page(topic, {(document["backend"], name): document})
+    section = page.split(f"## `{name}`")[1].split("\n## ")[0]
+    assert "same translations as ours, float32" in section
+    assert "| 2 | 32 | CTranslate2 int8 |" in section

@@ -18,8 +18,6 @@ NOT_BENCHMARKS |= {
     "ctranslate2_compare",
     "translation_pairs",
 }
-# No results yet: it needs a trained Transformer (issue 38).
-NOT_BENCHMARKS |= {"ctranslate2_bench"}
 
 
 def test_the_committed_pages_are_what_the_results_make():
