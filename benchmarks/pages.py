@@ -435,7 +435,7 @@ TOPICS = (
                     " And a decoding step without XLA is bound by the cost "
                     "of running its many small ops one by one more than by "
                     "its matmuls: the same float32 weights XLA-compiled "
-                    "(fused, in one program) decode 1.6-1.7 times as fast, "
+                    "(fused, in one program) decode 1.5-1.7 times as fast, "
                     "which is the faster CPU export today, served by TF "
                     "Serving started with `--xla_cpu_compilation_enabled="
                     "true`. XLA cannot compile the int8 op, so the two do "

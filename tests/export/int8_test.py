@@ -62,6 +62,10 @@ def test_int8_matmul_is_the_float_product(shape, shift):
         size = np.abs(expected - bias).max()
         assert np.abs(got - expected).max() < 0.02 * size
         assert np.abs(got - expected).max() > 0  # it is not float32
+        # The per-call bias (the shift) is not kept from an earlier call.
+        moved = x - 2.0
+        again = run(tf.constant(moved)).numpy()
+        assert np.abs(again - (moved @ kernel + bias)).max() < 0.02 * size
     ops = [
         node.op
         for node in run.get_concrete_function(tf.TensorSpec(shape, tf.float32))
