@@ -196,18 +196,8 @@ def _child(request):
         tokens = [_tokens(translator, call) for call in calls]
         search = ctranslate2_compare.search_options(translator)
 
-        def cycling(run, inputs):
-            """`run` on the next of `inputs` at each call."""
-            count = [0]
-
-            def call():
-                run(inputs[count[0] % len(inputs)])
-                count[0] += 1
-
-            return call
-
         runners = {
-            name: cycling(
+            name: harness.cycling(
                 lambda call, serve=serve: serve(text=tf.constant(call))[
                     "translation"
                 ].numpy(),
@@ -216,7 +206,7 @@ def _child(request):
             for name, serve in serves.items()
         }
         for name, model in models.items():
-            runners[name] = cycling(
+            runners[name] = harness.cycling(
                 lambda call, model=model: model.translate_batch(call, **search),
                 tokens,
             )

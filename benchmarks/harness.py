@@ -299,6 +299,19 @@ def make_runner(layer, inputs, mode, backward):
     return run
 
 
+def cycling(run, inputs):
+    """A no-argument runner for `interleaved_samples`: each call is
+    `run(input)` with the next of `inputs`, from the first again after the
+    last (so `warmup=len(inputs)` meets every input once)."""
+    count = [0]
+
+    def call():
+        run(inputs[count[0] % len(inputs)])
+        count[0] += 1
+
+    return call
+
+
 def interleaved_samples(runners, repeats, warmup=0):
     """Calls each no-argument runner `warmup` times, then times them in
     alternation (A, B, A, B, ...) for `repeats` rounds; returns each

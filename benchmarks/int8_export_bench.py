@@ -172,21 +172,19 @@ def _speed(serves, sources, repeats):
             tf.constant(sources[start : start + batch])
             for start in range(0, min(len(sources), 64 * batch), batch)
         ]
-        for serve in serves.values():  # XLA compiles once per shape
-            for call in calls:
-                serve(text=call)
-
-        def cycling(serve):
-            count = [0]
-
-            def call():
-                serve(text=calls[count[0] % len(calls)])["translation"].numpy()
-                count[0] += 1
-
-            return call
-
-        runners = {name: cycling(serve) for name, serve in serves.items()}
-        samples = harness.interleaved_samples(runners, repeats, warmup=3)
+        runners = {
+            name: harness.cycling(
+                lambda call, serve=serve: serve(text=call)[
+                    "translation"
+                ].numpy(),
+                calls,
+            )
+            for name, serve in serves.items()
+        }
+        # Every input once first (XLA compiles once per shape), 3 more.
+        samples = harness.interleaved_samples(
+            runners, repeats, warmup=len(calls) + 3
+        )
         medians = {
             name: 1e3 * statistics.median(seconds)
             for name, seconds in samples.items()

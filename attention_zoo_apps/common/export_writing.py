@@ -37,8 +37,9 @@ def write_export(
             data_fingerprint,
             dict(module_options, precision=precision),
         )
-    jit_compile = resolve_jit_compile(jit_compile) and precision != "int8"
-    if precision != "float32":
+    int8 = precision == "int8"
+    jit_compile = resolve_jit_compile(jit_compile) and not int8
+    if int8:
         bundle.clear_compiled()
     try:
         with export_precision(bundle.model, precision) as int8_layers:
@@ -58,5 +59,5 @@ def write_export(
                 int8_layers=int8_layers,
             )
     finally:
-        if precision != "float32":
+        if int8:
             bundle.clear_compiled()
