@@ -5,7 +5,8 @@
   a version folder, atomically (`atomic_directory`); `next_version` is
   the next free number.
 - Precision: `export_precision(model, "int8")` makes the large `Dense`
-  layers oneDNN int8 matmuls while an export is traced (`int8`).
+  layers oneDNN int8 matmuls while an export is traced (`int8`);
+  `check_model_precision` refuses a model with none (`NothingToQuantize`).
 - Warm-up: `write_warmup_requests` writes the requests TF Serving replays
   when it loads a version (`WARMUP_FILE` in the version folder, at most
   `MAX_WARMUP_RECORDS`; `save_export` writes them with the export),
@@ -26,7 +27,9 @@ whose modules need it at import time, are imported from those modules.
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
 from attention_zoo.export.int8 import EXPORT_PRECISIONS
+from attention_zoo.export.int8 import NothingToQuantize
 from attention_zoo.export.int8 import check_export_precision
+from attention_zoo.export.int8 import check_model_precision
 from attention_zoo.export.int8 import export_precision
 from attention_zoo.export.loading import load_signature
 from attention_zoo.export.loading import load_signatures
@@ -50,8 +53,10 @@ __all__ = [
     "MAX_WARMUP_RECORDS",
     "METADATA_FILE",
     "WARMUP_FILE",
+    "NothingToQuantize",
     "atomic_directory",
     "check_export_precision",
+    "check_model_precision",
     "data_fingerprint",
     "export_precision",
     "exported_weights",

@@ -119,6 +119,26 @@ def int8_candidates(model, min_kernel_size=None):
     return found
 
 
+class NothingToQuantize(ValueError):
+    """A model with no layer an int8 export would quantize: its "int8"
+    export would compute in float32 while saying int8."""
+
+
+def check_int8_candidates(model, min_kernel_size=None):
+    """`int8_candidates(model, min_kernel_size)`, or `NothingToQuantize`
+    naming the model and the size when there are none (a training
+    command checks this before its first epoch)."""
+    layers = int8_candidates(model, min_kernel_size)
+    if not layers:
+        raise NothingToQuantize(
+            f"{model.name} has no Dense layer with "
+            f"{min_kernel_size or MIN_KERNEL_SIZE:,} or more kernel entries "
+            "(int8 pays off on large layers only): an int8 export would "
+            "compute in float32"
+        )
+    return layers
+
+
 @contextlib.contextmanager
 def int8_dense_layers(model, min_kernel_size=None):
     """Within the context, the large `Dense` layers of `model` (see
@@ -127,17 +147,10 @@ def int8_dense_layers(model, min_kernel_size=None):
     (functions traced inside keep their int8 graphs).
 
     Raises:
-        ValueError: `model` has no layer that large (nothing would be
-            int8, and an export would be float32 while saying int8).
+        NothingToQuantize: `model` has no layer that large
+            (`check_int8_candidates`).
     """
-    layers = int8_candidates(model, min_kernel_size)
-    if not layers:
-        raise ValueError(
-            f"{model.name} has no Dense layer with "
-            f"{min_kernel_size or MIN_KERNEL_SIZE:,} or more kernel entries "
-            "(int8 pays off on large layers only): an int8 export would "
-            "compute in float32"
-        )
+    layers = check_int8_candidates(model, min_kernel_size)
     for layer in layers:
         layer.call = _int8_call(layer)
     try:
@@ -208,3 +221,11 @@ def export_precision(model, precision):
         return
     with int8_dense_layers(model) as names:
         yield names
+
+
+def check_model_precision(model, precision):
+    """`check_int8_candidates(model)` for `"int8"` (`NothingToQuantize`
+    when `model` has no layer to quantize); nothing for `"float32"`.
+    `precision` itself is checked by `check_export_precision`."""
+    if precision == "int8":
+        check_int8_candidates(model)

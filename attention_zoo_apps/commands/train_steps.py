@@ -19,6 +19,7 @@ import dataclasses
 import os
 
 from attention_zoo.decoding import BeamSearch
+from attention_zoo.export import check_model_precision
 from attention_zoo.export import data_fingerprint
 from attention_zoo.export import next_version
 from attention_zoo_apps import registry
@@ -27,6 +28,7 @@ from attention_zoo_apps.common import distribute
 from attention_zoo_apps.common import flag_checks
 from attention_zoo_apps.common import loaders
 from attention_zoo_apps.common import precision
+from attention_zoo_apps.common import precision_refusal
 from attention_zoo_apps.common import run_folder
 from attention_zoo_apps.common import training
 from attention_zoo_apps.common import watching
@@ -158,18 +160,29 @@ def fit_run(
     evaluates, draws and exports next (the other workers stop)."""
     chief = distribute.is_chief(strategy)
     if bundle.initial_epoch < bundle.config.epochs:
-        # A full disk or a damaged run file: one line, exit code 1.
+        # A full disk or a damaged run file: one line, exit code 1; an
+        # int8 export of a model without large layers, refused before
+        # the first epoch: one line, exit code 2.
         command = f"attention-zoo train {bundle.application}"
-        with run_folder.reported_errors(command):
+        with (
+            run_folder.reported_errors(command),
+            precision_refusal.refusals(command),
+        ):
             if args.overwrite and chief:
                 run_folder.clear(args.run_dir)  # what `start_run` replaces
             callbacks = []
+            if args.export:
+                callbacks.append(
+                    precision_refusal.ExportPrecisionCheck(
+                        bundle, _export_precision(args)
+                    )
+                )
             if chief:
                 if not bundle.initial_epoch and not training.has_backup(
                     args.run_dir
                 ):
                     watching.clear(args.run_dir)  # a run that starts anew
-                callbacks = watching.run_callbacks(
+                callbacks += watching.run_callbacks(
                     bundle, args.run_dir, watched, args.tensorboard
                 ) + list(chief_callbacks)
             try:
@@ -243,6 +256,11 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
     Returns:
         The version folder written.
     """
+    with precision_refusal.refusals(
+        f"attention-zoo train {bundle.application}"
+    ):
+        # A finished run goes on to its export without training.
+        check_model_precision(bundle.model, _export_precision(args))
     fingerprint = data_fingerprint(examples)
     for attempt in range(EXPORT_ATTEMPTS):
         path = os.path.join(args.export, str(next_version(args.export)))
@@ -250,7 +268,7 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             bundle.export(
                 path,
                 jit_compile=train_flags.jit_compile_option(args.jit_compile),
-                precision=getattr(args, "export_precision", "float32"),
+                precision=_export_precision(args),
                 metrics=metrics,
                 data_fingerprint=fingerprint,
                 **export_kwargs,
@@ -264,3 +282,8 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             continue
         print(f"exported {path}")
         return path
+
+
+def _export_precision(args):
+    """`--export-precision` (float32 where the flag does not exist)."""
+    return getattr(args, "export_precision", "float32")
