@@ -194,29 +194,26 @@ PREPARE = {
 }
 
 
-class Runner:
-    """Calls a signature on a list of input dicts in turn; a call waits
-    for every output as a NumPy array."""
+def serving_runner(serve, calls):
+    """A `harness.cycling` runner calling a signature on the input dicts
+    `calls` in turn; a call waits for every output as a NumPy array and
+    returns the outputs."""
 
-    def __init__(self, serve, calls):
-        self.serve = serve
-        self.calls = calls
-        self.next = 0
-
-    def __call__(self):
-        kwargs = self.calls[self.next % len(self.calls)]
-        self.next += 1
-        result = self.serve(**kwargs)
+    def run(kwargs):
+        result = serve(**kwargs)
         for value in result.values():
             value.numpy()
         return result
 
+    return harness.cycling(run, calls)
 
-def warm_up(runner, extra, steps):
-    """Calls every input once, then `extra` more times; returns the
-    slowest call (s) and the mean decoding steps (None without `steps`)."""
+
+def warm_up(runner, calls, extra, steps):
+    """Calls `runner` once per input (`calls` of them), then `extra` more
+    times; returns the slowest call (s) and the mean decoding steps (None
+    without `steps`)."""
     seconds, counts = [], []
-    for _ in range(len(runner.calls) + extra):
+    for _ in range(calls + extra):
         start = time.perf_counter()
         result = runner()
         seconds.append(time.perf_counter() - start)
@@ -244,8 +241,8 @@ def load_runners(app, args, directory):
         exported = time.perf_counter() - start
         serve = tf.saved_model.load(path).signatures["serving_default"]
         for batch, calls in cases.items():
-            runner = Runner(serve, calls)
-            cold, mean_steps = warm_up(runner, args.warmup, steps)
+            runner = serving_runner(serve, calls)
+            cold, mean_steps = warm_up(runner, len(calls), args.warmup, steps)
             loaded[(app, jit, batch)] = (runner, cold, mean_steps)
         print(
             f"{app}: {bundle.model.count_params():,} params, trained "

@@ -300,14 +300,15 @@ def make_runner(layer, inputs, mode, backward):
 
 
 def cycling(run, inputs):
-    """A no-argument runner for `interleaved_samples`: each call is
+    """A no-argument runner for `interleaved_samples`: each call returns
     `run(input)` with the next of `inputs`, from the first again after the
     last (so `warmup=len(inputs)` meets every input once)."""
     count = [0]
 
     def call():
-        run(inputs[count[0] % len(inputs)])
+        index = count[0] % len(inputs)
         count[0] += 1
+        return run(inputs[index])
 
     return call
 
