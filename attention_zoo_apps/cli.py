@@ -27,6 +27,7 @@ is the job's module, which imports what it uses at its top, imported
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 
 from attention_zoo_apps import registry
@@ -152,11 +153,7 @@ def _main(argv=None):
         return _run(FIGURES, argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
-        # lazy: the version is the package's, and importing it starts
-        # TensorFlow (as a user who asks for it expects).
-        from attention_zoo import __version__
-
-        print(f"attention-zoo {__version__}")
+        print(f"attention-zoo {_version()}")
         return 0
     if args.command is None:
         _parser().print_help()
@@ -171,6 +168,19 @@ def _run(module, argv):
     """`module.main(argv)`: the job's module imported once its flags are
     read, the one import below `main` that waits for them."""
     return importlib.import_module(module).main(argv)
+
+
+def _version():
+    """The installed distribution's version, read from its metadata
+    without importing the package (which starts TensorFlow); the
+    package's own `__version__` in a checkout that is not installed."""
+    try:
+        return importlib.metadata.version("attention-zoo")
+    except importlib.metadata.PackageNotFoundError:
+        # lazy: importing the package starts TensorFlow (uninstalled only)
+        from attention_zoo import __version__
+
+        return __version__
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import warnings
 
 import pytest
 
+import attention_zoo
 from attention_zoo_apps import cli
 from attention_zoo_apps import registry
 from attention_zoo_apps.common import startup
@@ -120,8 +121,9 @@ def test_serving_from_the_console_script_prints_no_noise(tmp_path):
 
 @pytest.mark.slow  # a TensorFlow start-up of its own
 def test_a_log_level_the_user_chose_is_left_alone():
+    argv = ["demo", "kernel-regression", "--help"]  # it starts TensorFlow
     completed = _run(
-        [sys.executable, "-m", "attention_zoo_apps.cli", "--version"], "0"
+        [sys.executable, "-m", "attention_zoo_apps.cli", *argv], "0"
     )
     assert completed.returncode == 0, completed.stderr
     # TensorFlow's start-up lines are all there, unfiltered (which ones a
@@ -145,3 +147,17 @@ def test_infer_commands_help_imports_no_tensorflow():
     completed = _run([sys.executable, "-c", code, *commands])
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_version_is_the_packages_and_imports_no_tensorflow():
+    code = (
+        "import sys\n"
+        "from attention_zoo_apps import cli\n"
+        "cli.main(['--version'])\n"
+        "print(sorted({'tensorflow', 'keras'} & set(sys.modules)))\n"
+    )
+    completed = _run([sys.executable, "-c", code])
+    assert completed.returncode == 0, completed.stderr
+    printed, imported = completed.stdout.splitlines()
+    assert printed == f"attention-zoo {attention_zoo.__version__}"
+    assert imported == "[]"
