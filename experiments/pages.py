@@ -18,7 +18,8 @@ the prose around the blocks is the page's own. A block
 (and gives its command in that prose). A block
 `<!-- results: RUN/NAME + RUN2/NAME -->` shows the rows of several runs
 of one experiment (one configuration per process) as one table, under
-their commands. `tests/experiments/
+their commands. A block `<!-- zoo cards -->` shows the shipped models'
+cards (`zoo_cards`). `tests/experiments/
 quality_pages_test.py` checks that the committed pages are what this
 script makes from the committed results.
 """
@@ -30,6 +31,7 @@ import re
 
 from attention_zoo.export.atomic_file import atomic_write
 from benchmarks import pages as benchmark_pages
+from experiments import zoo_cards
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = os.path.join(ROOT, "docs", "quality")
@@ -133,8 +135,8 @@ def make_pages(pages=PAGES, results=RESULTS):
             continue
         with open(path) as handle:
             text = handle.read()
-        if shown(text):
-            made[path] = filled(text, results, path)
+        if shown(text) or zoo_cards.BLOCK.search(text):
+            made[path] = zoo_cards.filled(filled(text, results, path))
     return made
 
 
