@@ -25,13 +25,19 @@ class DecodingAdapter:
       and Keras layers, no Python branch on tensor values: it runs inside
       a compiled `ops.while_loop`.
 
-    Two optional hooks:
+    Three optional hooks:
 
     - `length_multiple` (class attribute, int or `None`): pad the length
       axis (axis 1) of int inputs of rank >= 2 (token ids) to a multiple
       of it, with PAD (0), so a model that masks PAD compiles for a few
       lengths only; the attention's axis 2 is cut back to the input's
       length. `None` (the default) pads the batch axis only.
+    - `compile_encode` (class attribute, bool): `False` keeps `encode`
+      out of XLA on TensorFlow: with `jit_compile`, `decode` runs it as a
+      graph function and XLA-compiles the search from its memory on.
+      For an encoder that XLA:CPU runs slower than TensorFlow's own
+      kernels (convolutions: oneDNN's are several times faster). `True`
+      (the default) compiles the search whole, `encode` included.
     - `finalize(result, inputs) -> result`: post-processing of the
       search's dict once cut back to the caller's shapes, with the
       caller's `inputs` (e.g. empty rows for empty sources, attention

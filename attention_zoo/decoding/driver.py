@@ -56,7 +56,8 @@ def decode(
     batch (and source length), then passed through
     `adapter.finalize(result, inputs)`.
 
-    The search is compiled whole, once per configuration (the search's
+    The search is compiled whole (`encode` included, unless the adapter
+    sets `compile_encode = False`), once per configuration (the search's
     `canonical()` form, the ids, `max_length` and `jit_compile`) and
     bucket (padded shapes and dtypes), with the active
     backend's compiler (`tf.function(jit_compile=...)` or `jax.jit`; see
@@ -191,18 +192,61 @@ def _compiled_search(adapter, config, bucket):
     cache = vars(adapter).setdefault("_decode_cache", {})
     key = (config, bucket)
     if key not in cache:
-        cache[key] = compile_function(
-            _search_function(adapter, *config[:-1]), jit_compile=config[-1]
-        )
+        *ends, jit_compile = config
+        if jit_compile and not _compiles_encode(adapter):
+            cache[key] = _encode_then_search(
+                compile_function(_encode_function(adapter), jit_compile=False),
+                compile_function(
+                    _search_function(adapter, *ends, encoded=True),
+                    jit_compile=True,
+                ),
+            )
+        else:
+            cache[key] = compile_function(
+                _search_function(adapter, *ends), jit_compile=jit_compile
+            )
     return cache[key]
 
 
-def _search_function(adapter, start_id, end_id, max_length, search):
-    """`(inputs[, seed]) -> dict`: encode, then greedy search, beam search
-    or (a `Sampling`, taking the seed too) sampling."""
+def _compiles_encode(adapter):
+    """Whether an XLA-compiled search compiles `adapter.encode` with it
+    (its `compile_encode`; always on JAX, which runs every op with XLA)."""
+    return (
+        getattr(adapter, "compile_encode", True)
+        or keras.backend.backend() != "tensorflow"
+    )
+
+
+def _encode_function(adapter):
+    """`adapter.encode` as a new closure (one per compiled entry, as the
+    searches: TF counts traces per Python function)."""
+
+    def encode(inputs):
+        return adapter.encode(inputs)
+
+    return encode
+
+
+def _encode_then_search(encode, search):
+    """`(inputs[, seed]) -> dict`: `encode` (a graph function), then
+    `search` (XLA-compiled) from its memory."""
 
     def run(inputs, seed=None):
-        memory = adapter.encode(inputs)
+        memory = encode(inputs)
+        return search(memory) if seed is None else search(memory, seed)
+
+    return run
+
+
+def _search_function(
+    adapter, start_id, end_id, max_length, search, encoded=False
+):
+    """`(inputs[, seed]) -> dict`: encode (unless `encoded`: the inputs
+    are the memory), then greedy search, beam search or (a `Sampling`,
+    taking the seed too) sampling."""
+
+    def run(inputs, seed=None):
+        memory = inputs if encoded else adapter.encode(inputs)
         state = adapter.initial_state(memory)
         ends = (start_id, end_id, max_length)
         if isinstance(search, searches.Sampling):

@@ -25,6 +25,11 @@ class CaptionAdapter(DecodingAdapter):
     feature map.
     """
 
+    # The image encoder (a CNN) runs as a graph function and only the
+    # search is XLA-compiled: XLA:CPU's convolutions are several times
+    # slower than oneDNN's (`DecodingAdapter`).
+    compile_encode = False
+
     def __init__(self, model):
         self.model = model
         self.decoder = model.get_layer("decoder")
