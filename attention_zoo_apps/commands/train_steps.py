@@ -256,11 +256,13 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
     Returns:
         The version folder written.
     """
-    with precision_refusal.refusals(
-        f"attention-zoo train {bundle.application}"
-    ):
-        # A finished run goes on to its export without training.
-        check_model_precision(bundle.model, _export_precision(args))
+    precision = _export_precision(args)
+    if precision != "float32":
+        # Asked before the first epoch too; a finished run goes on to its
+        # export without training.
+        command = f"attention-zoo train {bundle.application}"
+        with precision_refusal.refusals(command):
+            check_model_precision(bundle.model, precision)
     fingerprint = data_fingerprint(examples)
     for attempt in range(EXPORT_ATTEMPTS):
         path = os.path.join(args.export, str(next_version(args.export)))
@@ -268,7 +270,7 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             bundle.export(
                 path,
                 jit_compile=train_flags.jit_compile_option(args.jit_compile),
-                precision=_export_precision(args),
+                precision=precision,
                 metrics=metrics,
                 data_fingerprint=fingerprint,
                 **export_kwargs,
