@@ -27,7 +27,6 @@ With `--out DIR` it writes `DIR/captioning_export_bench.json` and `.txt`.
 """
 
 import os
-import statistics
 import tempfile
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -106,7 +105,13 @@ def measure(args):
                 f"{same} captions the first export's",
                 flush=True,
             )
-        result["rows"] = _speed(serves, images, args.repeats)
+        result["rows"] = harness.export_speed_rows(
+            serves,
+            lambda batch: [{"image": c} for c in _calls(images, batch)],
+            "caption",
+            BATCHES,
+            args.repeats,
+        )
     for row in result["rows"]:
         print(
             f"batch {row['batch']}, {row['export']}: {row['ms per call']} "
@@ -123,38 +128,6 @@ def _calls(images, batch, count=64):
         tf.constant([images[(start + i) % len(images)] for i in range(batch)])
         for start in range(0, calls * batch, batch)
     ]
-
-
-def _speed(serves, images, repeats):
-    """Median ms per call of each export at each batch size."""
-    rows = []
-    for batch in BATCHES:
-        calls = _calls(images, batch)
-        runners = {
-            name: harness.cycling(
-                lambda call, serve=serve: serve(image=call)["caption"].numpy(),
-                calls,
-            )
-            for name, serve in serves.items()
-        }
-        # Every input once first (XLA compiles once per shape), 3 more.
-        samples = harness.interleaved_samples(
-            runners, repeats, warmup=len(calls) + 3
-        )
-        medians = {
-            name: 1e3 * statistics.median(seconds)
-            for name, seconds in samples.items()
-        }
-        for name, median in medians.items():
-            rows.append(
-                {
-                    "batch": batch,
-                    "export": name,
-                    "ms per call": round(median, 2),
-                    "speed-up": round(medians["float32"] / median, 2),
-                }
-            )
-    return rows
 
 
 if __name__ == "__main__":

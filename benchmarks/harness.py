@@ -329,6 +329,42 @@ def interleaved_samples(runners, repeats, warmup=0):
     return samples
 
 
+def export_speed_rows(serves, calls_of, output, batches, repeats):
+    """Each export's median ms per call at each batch size, and its
+    speed-up over the first export: rows `{batch, export, ms per call,
+    speed-up}`. `serves` maps export names to `serving_default`
+    signatures; `calls_of(batch)` gives the calls' keyword arguments;
+    a call waits for the signature's `output`. The exports are called in
+    alternation (`interleaved_samples`), each call made once first (XLA
+    compiles once per shape) and 3 more."""
+    rows = []
+    first = next(iter(serves))
+    for batch in batches:
+        calls = calls_of(batch)
+        runners = {
+            name: cycling(
+                lambda kwargs, serve=serve: serve(**kwargs)[output].numpy(),
+                calls,
+            )
+            for name, serve in serves.items()
+        }
+        samples = interleaved_samples(runners, repeats, len(calls) + 3)
+        medians = {
+            name: 1e3 * statistics.median(seconds)
+            for name, seconds in samples.items()
+        }
+        for name, median in medians.items():
+            rows.append(
+                {
+                    "batch": batch,
+                    "export": name,
+                    "ms per call": round(median, 2),
+                    "speed-up": round(medians[first] / median, 2),
+                }
+            )
+    return rows
+
+
 def median_times(runners, repeats=20, warmup=3):
     """Times each runner `repeats` times, interleaved; returns medians (s)."""
     samples = interleaved_samples(runners, repeats, warmup)

@@ -35,7 +35,6 @@ With `--out DIR` it writes `DIR/int8_export_bench.json` and `.txt`.
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,7 +117,16 @@ def measure(args):
             )
         result["kernels"] = _kernels(args, os.path.join(folder, "int8", "1"))
         print(f"oneDNN int8 matmul kernels: {', '.join(result['kernels'])}")
-        result["rows"] = _speed(serves, sources, args.repeats)
+        result["rows"] = harness.export_speed_rows(
+            serves,
+            lambda batch: [
+                {"text": tf.constant(sources[start : start + batch])}
+                for start in range(0, min(len(sources), 64 * batch), batch)
+            ],
+            "translation",
+            BATCHES,
+            args.repeats,
+        )
     print(_table(result["rows"]))
     return result
 
@@ -162,43 +170,6 @@ def _print_kernels(export):
     serve = tf.saved_model.load(export).signatures["serving_default"]
     serve(text=tf.constant(["Tengo tres gatos."] * 32))
     return None
-
-
-def _speed(serves, sources, repeats):
-    """Median ms per call of each export at each batch size."""
-    rows = []
-    for batch in BATCHES:
-        calls = [
-            tf.constant(sources[start : start + batch])
-            for start in range(0, min(len(sources), 64 * batch), batch)
-        ]
-        runners = {
-            name: harness.cycling(
-                lambda call, serve=serve: serve(text=call)[
-                    "translation"
-                ].numpy(),
-                calls,
-            )
-            for name, serve in serves.items()
-        }
-        # Every input once first (XLA compiles once per shape), 3 more.
-        samples = harness.interleaved_samples(
-            runners, repeats, warmup=len(calls) + 3
-        )
-        medians = {
-            name: 1e3 * statistics.median(seconds)
-            for name, seconds in samples.items()
-        }
-        for name, median in medians.items():
-            rows.append(
-                {
-                    "batch": batch,
-                    "export": name,
-                    "ms per call": round(median, 2),
-                    "speed-up": round(medians["float32"] / median, 2),
-                }
-            )
-    return rows
 
 
 def _table(rows):
