@@ -63,15 +63,6 @@ def main(argv=None):
     return harness.run(__file__, _parser(), measure, argv)
 
 
-def caption(serve, images, batch=32):
-    """`serve`'s captions of the encoded `images`, `batch` at a time."""
-    texts = []
-    for start in range(0, len(images), batch):
-        call = tf.constant(images[start : start + batch])
-        texts += serve(image=call)["caption"].numpy().tolist()
-    return [text.decode("utf-8") for text in texts]
-
-
 def measure(args):
     inputs, references = build_zoo.test_sample("captioning-flickr8k")
     images = inputs["image"][: args.images or None]
@@ -87,7 +78,7 @@ def measure(args):
             ).signatures["serving_default"]
         first = None
         for name, serve in serves.items():
-            captions = caption(serve, images)
+            captions = harness.serve_texts(serve, "image", images, "caption")
             first = first or captions
             scores = caption_metrics(captions, references)
             same = sum(a == b for a, b in zip(first, captions))

@@ -329,6 +329,16 @@ def interleaved_samples(runners, repeats, warmup=0):
     return samples
 
 
+def serve_texts(serve, name, values, output, batch=32):
+    """`serve`'s string `output` for the inputs `values` of its input
+    `name`, `batch` of them a call, decoded as UTF-8."""
+    texts = []
+    for start in range(0, len(values), batch):
+        call = _tensorflow().constant(values[start : start + batch])
+        texts += serve(**{name: call})[output].numpy().tolist()
+    return [text.decode("utf-8") for text in texts]
+
+
 def export_speed_rows(serves, calls_of, output, batches, repeats):
     """Each export's median ms per call at each batch size, and its
     speed-up over the first export: rows `{batch, export, ms per call,

@@ -71,15 +71,6 @@ def main(argv=None):
     return harness.run(__file__, _parser(), measure, argv)
 
 
-def translate(serve, sources, batch=32):
-    """`serve`'s translations of `sources`, `batch` at a time."""
-    texts = []
-    for start in range(0, len(sources), batch):
-        call = tf.constant(sources[start : start + batch])
-        texts += serve(text=call)["translation"].numpy().tolist()
-    return [text.decode("utf-8") for text in texts]
-
-
 def measure(args):
     if args.kernels_of:
         return _print_kernels(args.kernels_of)
@@ -96,7 +87,7 @@ def measure(args):
             ).signatures["serving_default"]
         result["quality"], first = [], None
         for name, serve in serves.items():
-            texts = translate(serve, sources)
+            texts = harness.serve_texts(serve, "text", sources, "translation")
             first = first or texts
             scores = corpus_scores(texts, references)
             same = sum(a == b for a, b in zip(first, texts))

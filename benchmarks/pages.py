@@ -118,21 +118,31 @@ def _serving_load_view(result):
     }
 
 
-def _int8_export_view(result):
-    """`int8_export_bench`: a quality table (a row per export) and the
-    speed rows, under the model and the oneDNN kernels seen."""
+def _quality_rows(result, scores, same, total):
+    """An export benchmark's quality table: a row per export with its
+    `scores` (column -> key of a quality row) and how many of its outputs
+    are the first export's (`same`: the key, named after it; out of
+    `result[total]`)."""
     first = result["quality"][0]["export"]
-    quality = [
+    return [
         {
             "export": row["export"],
-            "BLEU": row["bleu"],
-            "chrF": row["chrf"],
-            f"same translations as {first}": (
-                f"{row['same translations']:,} of {result['sentences']:,}"
-            ),
+            **{column: row[key] for column, key in scores.items()},
+            f"{same} as {first}": f"{row[same]:,} of {result[total]:,}",
         }
         for row in result["quality"]
     ]
+
+
+def _int8_export_view(result):
+    """`int8_export_bench`: a quality table (a row per export) and the
+    speed rows, under the model and the oneDNN kernels seen."""
+    quality = _quality_rows(
+        result,
+        {"BLEU": "bleu", "chrF": "chrf"},
+        "same translations",
+        "sentences",
+    )
     kernels = ", ".join(result["kernels"]) or "none (not oneDNN)"
     title = f"{result['model']}, oneDNN int8 kernels: {kernels}"
     return {title: {"quality": quality, "speed": result["rows"]}}
@@ -141,18 +151,12 @@ def _int8_export_view(result):
 def _captioning_export_view(result):
     """`captioning_export_bench`: a quality table (a row per export) and
     the speed rows, under the model."""
-    first = result["quality"][0]["export"]
-    quality = [
-        {
-            "export": row["export"],
-            "BLEU-4": row["bleu_4"],
-            "CIDEr-D": row["cider"],
-            f"same captions as {first}": (
-                f"{row['same captions']:,} of {result['images']:,}"
-            ),
-        }
-        for row in result["quality"]
-    ]
+    quality = _quality_rows(
+        result,
+        {"BLEU-4": "bleu_4", "CIDEr-D": "cider"},
+        "same captions",
+        "images",
+    )
     title = f"{result['model']}, {result['images']:,} test images"
     return {title: {"quality": quality, "speed": result["rows"]}}
 

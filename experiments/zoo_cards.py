@@ -85,7 +85,10 @@ def rows(cards):
 
 
 def filled(text, directory=SAVED_MODELS):
-    """`text` (a page's Markdown) with every zoo-cards block filled."""
+    """`text` (a page's Markdown) with every zoo-cards block filled (the
+    cards are read only for a page that has one)."""
+    if not BLOCK.search(text):
+        return text
     table = benchmark_pages.tables(rows(read_cards(directory)))
 
     def fill(match):

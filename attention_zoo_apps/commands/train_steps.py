@@ -171,10 +171,11 @@ def fit_run(
             if args.overwrite and chief:
                 run_folder.clear(args.run_dir)  # what `start_run` replaces
             callbacks = []
-            if args.export:
+            export_precision = _export_precision(args)
+            if export_precision != "float32":  # given with --export only
                 callbacks.append(
                     precision_refusal.ExportPrecisionCheck(
-                        bundle, _export_precision(args)
+                        bundle, export_precision
                     )
                 )
             if chief:
@@ -256,13 +257,13 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
     Returns:
         The version folder written.
     """
-    precision = _export_precision(args)
-    if precision != "float32":
+    export_precision = _export_precision(args)
+    if export_precision != "float32":
         # Asked before the first epoch too; a finished run goes on to its
         # export without training.
         command = f"attention-zoo train {bundle.application}"
         with precision_refusal.refusals(command):
-            check_model_precision(bundle.model, precision)
+            check_model_precision(bundle.model, export_precision)
     fingerprint = data_fingerprint(examples)
     for attempt in range(EXPORT_ATTEMPTS):
         path = os.path.join(args.export, str(next_version(args.export)))
@@ -270,7 +271,7 @@ def export_next_version(bundle, args, metrics, examples, **export_kwargs):
             bundle.export(
                 path,
                 jit_compile=train_flags.jit_compile_option(args.jit_compile),
-                precision=precision,
+                precision=export_precision,
                 metrics=metrics,
                 data_fingerprint=fingerprint,
                 **export_kwargs,
