@@ -1,4 +1,4 @@
-"""A captioner's XLA export against its graph export, same weights.
+"""A captioner's fast exports against its graph export, same weights.
 
 Run from the repository root (TensorFlow backend):
 
@@ -6,12 +6,13 @@ Run from the repository root (TensorFlow backend):
         [--model captioning-flickr8k] [--images 0] [--repeats 30] [--out DIR]
 
 `--model` is a shipped model's name or an export folder of a captioner
-trained on Flickr8k by `release.build_zoo`'s command. It is exported twice
-(`EXPORTS`): as `attention-zoo train --export` writes it on a CPU
-(`jit_compile` off, TF Serving's CPU default) and with `--jit-compile on`
+trained on Flickr8k by `release.build_zoo`'s command. It is exported four
+times (`EXPORTS`): as `attention-zoo train --export` writes it on a CPU
+(`jit_compile` off, TF Serving's CPU default), with `--jit-compile on`
 (the beam search XLA-compiled; the image encoder stays a graph function,
 `DecodingAdapter.compile_encode`, since XLA's CPU convolutions are slower
-than oneDNN's). Then:
+than oneDNN's), and each of the two with `--export-fold-batch-norms`
+(`attention_zoo.export.batch_norm_folding`). Then:
 
 1. Quality: each export captions the model's test sample
    (`release.build_zoo.test_sample`: the test images the card scores; the
@@ -43,6 +44,8 @@ from release import build_zoo  # noqa: E402
 EXPORTS = {
     "float32": dict(jit_compile=False),
     "float32 XLA": dict(jit_compile=True),
+    "float32, BN folded": dict(jit_compile=False, fold_batch_norms=True),
+    "float32 XLA, BN folded": dict(jit_compile=True, fold_batch_norms=True),
 }
 BATCHES = (1, 32)
 

@@ -470,13 +470,15 @@ TOPICS = (
             ),
             Section(
                 "captioning_export_bench",
-                "A captioner exported twice from the same weights: without "
-                "XLA, as on a CPU by default, and with `--jit-compile on`, "
-                "where the beam search is XLA-compiled and the image "
-                "encoder stays a graph function: BLEU-4 and CIDEr-D on the "
-                "model's test images, how many captions are the first "
-                "export's, and milliseconds per call of 1 and 32 images "
-                "(beam 3), interleaved.",
+                "A captioner exported from the same weights: without XLA, "
+                "as on a CPU by default; with `--jit-compile on`, where the"
+                " beam search is XLA-compiled and the image encoder stays a"
+                " graph function; and each of these with "
+                "`--export-fold-batch-norms` (BN folded), where every "
+                "convolution computes its batch normalization too. BLEU-4 "
+                "and CIDEr-D on the model's test images, how many captions "
+                "are the first export's, and milliseconds per call of 1 and"
+                " 32 images (beam 3), interleaved.",
                 view=_captioning_export_view,
                 notes=(
                     "XLA's CPU convolutions are several times slower than "
@@ -487,12 +489,16 @@ TOPICS = (
                     "on oneDNN, and XLA fuses the beam search's many small "
                     "steps.",
                     "At 32 images a call the EfficientNet-Lite0 encoder is "
-                    "most of the time, and XLA does not touch it. Its "
-                    "BatchNorm layers run as separate elementwise ops in "
-                    "graph mode. Folded into the convolutions (a scratch "
-                    "test beside a training run, not in the export yet), "
-                    "the captions stayed the same and a batch of 32 ran "
-                    "about 1.27 times as fast end to end, without XLA.",
+                    "most of the time, and XLA does not touch it. Keras "
+                    "computes its batch normalizations as separate "
+                    "element-wise passes over each feature map; folded into"
+                    " the convolutions' kernels and biases, each layer is "
+                    "one oneDNN convolution and a bias add. The folded "
+                    "weights round differently, so folding is an export "
+                    "option, not the default. (`ONEDNN_VERBOSE=1` shows the"
+                    " folded convolutions without fused bias or ReLU6: "
+                    "TensorFlow's graph optimizer did not fuse them in "
+                    "process; that is left to try.)",
                 ),
             ),
             Section(

@@ -7,6 +7,8 @@
 - Precision: `export_precision(model, "int8")` makes the large `Dense`
   layers oneDNN int8 matmuls while an export is traced (`int8`);
   `check_model_precision` refuses a model with none (`NothingToQuantize`).
+  `batch_norm_folding.folded_batch_norms(model)` folds each convolution's
+  batch normalization into it while an export is traced.
 - Warm-up: `write_warmup_requests` writes the requests TF Serving replays
   when it loads a version (`WARMUP_FILE` in the version folder, at most
   `MAX_WARMUP_RECORDS`; `save_export` writes them with the export),

@@ -6,9 +6,10 @@ fingerprints of its vocabulary files and of its training data, its test
 metrics, the input limits past which inputs are cut, the search a generating
 export runs (`decoding`), whether its functions are XLA-compiled
 (`jit_compile`), its `precision` (and the `int8_layers` of an int8
-export), when it was written, and the versions of
-the packages that wrote it. `write_metadata` writes it into the (still
-temporary) export folder, so it appears atomically with the model.
+export), the `folded_batch_norms` of an export that folded them, when it
+was written, and the versions of the packages that wrote it.
+`write_metadata` writes it into the (still temporary) export folder, so it
+appears atomically with the model.
 """
 
 import datetime
@@ -133,6 +134,7 @@ def write_metadata(
     decoding=None,
     precision="float32",
     int8_layers=None,
+    folded_batch_norms=None,
 ):
     """Writes `metadata.json` into `directory`; returns the dict written.
 
@@ -156,6 +158,10 @@ def write_metadata(
             or `"int8"`, see `attention_zoo.export.int8`).
         int8_layers: optional list of the layers computing in int8,
             recorded under `int8_layers` when given.
+        folded_batch_norms: optional list of the batch normalizations
+            folded into their convolutions, recorded under
+            `folded_batch_norms` when given (an empty list too: the export
+            was asked to fold and found none).
     """
     metadata = {
         "format": FORMAT_VERSION,
@@ -179,6 +185,8 @@ def write_metadata(
     }
     if int8_layers:
         metadata["int8_layers"] = list(int8_layers)
+    if folded_batch_norms is not None:
+        metadata["folded_batch_norms"] = list(folded_batch_norms)
     with open(os.path.join(directory, METADATA_FILE), "w") as f:
         json.dump(metadata, f, indent=2, allow_nan=False)
         f.write("\n")

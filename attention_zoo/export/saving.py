@@ -43,6 +43,7 @@ def save_export(
     warmup_requests=None,
     precision="float32",
     int8_layers=None,
+    folded_batch_norms=None,
 ):
     """Writes `module` with the bundle's assets and metadata to `path`.
 
@@ -77,6 +78,9 @@ def save_export(
         precision: str, `"float32"` or `"int8"` (the functions were traced
             inside `export_precision`), recorded in the metadata.
         int8_layers: the names of the int8 layers, recorded with it.
+        folded_batch_norms: the names of the batch normalizations folded
+            into their convolutions (`folded_batch_norms`), or None (the
+            export did not fold), recorded in the metadata.
 
     Returns:
         `path`.
@@ -110,6 +114,7 @@ def save_export(
             decoding=_decoding_options(module),
             precision=precision,
             int8_layers=int8_layers,
+            folded_batch_norms=folded_batch_norms,
         )
         if warmup_requests:
             write_warmup_requests(temporary, warmup_requests)

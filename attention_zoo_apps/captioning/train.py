@@ -302,6 +302,7 @@ def main(argv=None):
             metrics,
             zip(train.images, train.captions),
             search=search,
+            fold_batch_norms=args.export_fold_batch_norms,
         )
     train_steps.print_logs_line(args)
     return 0

@@ -51,7 +51,8 @@ def precheck(app, argv):
 
 def check_values(args, application=None):
     """The `UsageError`s of `check_flag_values`, `--export-precision int8`
-    without `--export` or with `--jit-compile on`, and `--patience` or
+    without `--export` or with `--jit-compile on`,
+    `--export-fold-batch-norms` without `--export`, and `--patience` or
     `--choose-search` without a validation split (`application` names the
     export folder to give in place of a version)."""
     flag_checks.check_flag_values(args, application)
@@ -66,6 +67,11 @@ def check_values(args, application=None):
                 f"--export-precision {args.export_precision} runs oneDNN's "
                 "int8 kernels, which XLA cannot compile: leave out "
                 "--jit-compile on"
+            )
+    if getattr(args, "export_fold_batch_norms", False):
+        if not getattr(args, "export", None):
+            raise UsageError(
+                "--export-fold-batch-norms is the export's: give --export DIR"
             )
     if getattr(args, "patience", None) is not None:
         if getattr(args, "validation_fraction", None) == 0:

@@ -366,14 +366,17 @@ class SavedBundle:
         metrics=None,
         data_fingerprint=None,
         precision="float32",
+        fold_batch_norms=False,
     ):
         """Writes the bundle as a SavedModel to `path` (a new version
         folder), atomically: its `serving_module`, whose docstring says
         what the signatures take and return; see `write_export` (and there
-        `precision`). Loading it needs only TensorFlow and TensorFlow
-        Text's ops. Returns `path`."""
+        `precision` and `fold_batch_norms`). Loading it needs only
+        TensorFlow and TensorFlow Text's ops. Returns `path`."""
         arguments = (path, jit_compile, metrics, data_fingerprint, precision)
-        return self.write_export(self.serving_module, *arguments)
+        return self.write_export(
+            self.serving_module, *arguments, fold_batch_norms=fold_batch_norms
+        )
 
     def write_export(
         self,
@@ -383,6 +386,7 @@ class SavedBundle:
         metrics,
         data_fingerprint,
         precision="float32",
+        fold_batch_norms=False,
         **module_options,
     ):
         """The body of `export`: writes the serving module
@@ -393,7 +397,11 @@ class SavedBundle:
         `"float32"` (the default) or `"int8"`: the model's large `Dense`
         layers as oneDNN int8 matmuls (`attention_zoo.export.int8`; not
         XLA-compiled, so `jit_compile` must not be True), recorded in
-        `metadata.json`. On a backend other than TensorFlow (JAX) the
+        `metadata.json`. `fold_batch_norms` True: each convolution's
+        batch normalization folded into it
+        (`attention_zoo.export.batch_norm_folding`; faster on CPU, rounds
+        differently), the folded ones listed in `metadata.json`. On a
+        backend other than TensorFlow (JAX) the
         export is written by a TensorFlow process from the saved weights
         (`backend_export`). Returns `path`."""
         self.require_model()
@@ -406,6 +414,7 @@ class SavedBundle:
             data_fingerprint,
             precision,
             module_options,
+            fold_batch_norms,
         )
 
     def save(self, directory):

@@ -1,6 +1,9 @@
 """`write_export`: a bundle's serving module saved as a version folder,
 on TensorFlow or, for a bundle trained on another backend, by a
-TensorFlow process (`backend_export`); in float32 or int8."""
+TensorFlow process (`backend_export`); in float32 or int8, with the
+convolutions' batch normalizations folded in or not."""
+
+import contextlib
 
 import keras
 
@@ -8,6 +11,7 @@ from attention_zoo.export import check_export_precision
 from attention_zoo.export import export_precision
 from attention_zoo.export import resolve_jit_compile
 from attention_zoo.export import save_export
+from attention_zoo.export.batch_norm_folding import folded_batch_norms
 from attention_zoo_apps.common import backend_export
 
 
@@ -20,10 +24,12 @@ def write_export(
     data_fingerprint,
     precision,
     module_options,
+    fold_batch_norms=False,
 ):
-    """`SavedBundle.write_export`'s body (see there). An int8 export
-    drops the bundle's compiled searches before and after it is traced,
-    so that it traces its own and the bundle computes in float32 after."""
+    """`SavedBundle.write_export`'s body (see there). An int8 or folded
+    export drops the bundle's compiled searches before and after it is
+    traced, so that it traces its own and the bundle computes as trained
+    after."""
     check_export_precision(precision, jit_compile)
     if keras.backend.backend() != "tensorflow":
         # A SavedModel needs TensorFlow variables: the weights go to a
@@ -35,14 +41,22 @@ def write_export(
             jit_compile,
             metrics,
             data_fingerprint,
-            dict(module_options, precision=precision),
+            dict(
+                module_options,
+                precision=precision,
+                fold_batch_norms=fold_batch_norms,
+            ),
         )
     int8 = precision == "int8"
     jit_compile = resolve_jit_compile(jit_compile) and not int8
-    if int8:
+    rewritten = int8 or fold_batch_norms
+    if rewritten:
         bundle.clear_compiled()
     try:
-        with export_precision(bundle.model, precision) as int8_layers:
+        with (
+            export_precision(bundle.model, precision) as int8_layers,
+            _folding(bundle.model, fold_batch_norms) as folded,
+        ):
             module = module_class(
                 bundle, jit_compile=jit_compile, **module_options
             )
@@ -57,7 +71,16 @@ def write_export(
                 warmup,
                 precision=precision,
                 int8_layers=int8_layers,
+                folded_batch_norms=folded,
             )
     finally:
-        if int8:
+        if rewritten:
             bundle.clear_compiled()
+
+
+def _folding(model, fold_batch_norms):
+    """`folded_batch_norms(model)` when asked (yields the folded
+    normalizations' names), else nothing (yields None)."""
+    if fold_batch_norms:
+        return folded_batch_norms(model)
+    return contextlib.nullcontext()

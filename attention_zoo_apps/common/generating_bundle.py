@@ -65,6 +65,7 @@ class GeneratingBundle(SavedBundle):
         metrics=None,
         data_fingerprint=None,
         precision="float32",
+        fold_batch_norms=False,
         **sampling,
     ):
         """`SavedBundle.export` with the search its `serving_module`
@@ -75,8 +76,8 @@ class GeneratingBundle(SavedBundle):
         by `search_defaults`. With `num_results = N > 1` the export also
         returns the `N` best with their scores; a sampling search adds the
         `seeded` signature (see `attention_zoo_apps.common.search_serving`).
-        `metadata.json` records the search under `decoding`; `precision` is
-        `write_export`'s."""
+        `metadata.json` records the search under `decoding`; `precision` and
+        `fold_batch_norms` are `write_export`'s."""
         search = self.search_defaults.resolve(
             search,
             beam_size,
@@ -92,5 +93,6 @@ class GeneratingBundle(SavedBundle):
             metrics,
             data_fingerprint,
             precision=precision,
+            fold_batch_norms=fold_batch_norms,
             search=search,
         )

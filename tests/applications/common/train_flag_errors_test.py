@@ -36,6 +36,11 @@ from attention_zoo_apps import cli
             "--export-precision int8 is the export's: give --export DIR",
         ),
         (
+            "captioning",
+            ["--export-fold-batch-norms"],
+            "--export-fold-batch-norms is the export's: give --export DIR",
+        ),
+        (
             "translation",
             ["--export-precision", "int8", "--jit-compile", "on"]
             + ["--export", "saved_models/x"],
