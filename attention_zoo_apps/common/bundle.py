@@ -374,9 +374,8 @@ class SavedBundle:
         `precision` and `fold_batch_norms`). Loading it needs only
         TensorFlow and TensorFlow Text's ops. Returns `path`."""
         arguments = (path, jit_compile, metrics, data_fingerprint, precision)
-        return self.write_export(
-            self.serving_module, *arguments, fold_batch_norms=fold_batch_norms
-        )
+        arguments += (fold_batch_norms,)
+        return self.write_export(self.serving_module, *arguments)
 
     def write_export(
         self,
@@ -397,24 +396,16 @@ class SavedBundle:
         `"float32"` (the default) or `"int8"`: the model's large `Dense`
         layers as oneDNN int8 matmuls (`attention_zoo.export.int8`; not
         XLA-compiled, so `jit_compile` must not be True), recorded in
-        `metadata.json`. `fold_batch_norms` True: each convolution's
-        batch normalization folded into it
-        (`attention_zoo.export.batch_norm_folding`; faster on CPU, rounds
-        differently), the folded ones listed in `metadata.json`. On a
-        backend other than TensorFlow (JAX) the
+        `metadata.json`. `fold_batch_norms`: each convolution's batch
+        normalization folded into it, faster on CPU, rounding differently
+        (`attention_zoo.export.batch_norm_folding`), listed in
+        `metadata.json`. On a backend other than TensorFlow (JAX) the
         export is written by a TensorFlow process from the saved weights
         (`backend_export`). Returns `path`."""
         self.require_model()
+        options = (metrics, data_fingerprint, precision, module_options)
         return export_writing.write_export(
-            self,
-            module_class,
-            path,
-            jit_compile,
-            metrics,
-            data_fingerprint,
-            precision,
-            module_options,
-            fold_batch_norms,
+            self, module_class, path, jit_compile, *options, fold_batch_norms
         )
 
     def save(self, directory):
