@@ -32,6 +32,8 @@ import contextlib
 
 import numpy as np
 
+from attention_zoo.export.layer_calls import replaced_calls
+
 
 def fold_batch_norm(
     kernel, bias, gamma, beta, mean, variance, epsilon, depthwise=False
@@ -121,15 +123,12 @@ def folded_batch_norms(model):
     normalizations' names. Afterwards both compute as before (functions
     traced inside keep their folded graphs)."""
     pairs = fold_candidates(model)
+    replacements = []
     for convolution, norm in pairs:
-        convolution.call = _folded_call(convolution, norm)
-        norm.call = _pass_through(norm)
-    try:
+        replacements.append((convolution, _folded_call(convolution, norm)))
+        replacements.append((norm, _pass_through(norm)))
+    with replaced_calls(replacements):
         yield [norm.name for _, norm in pairs]
-    finally:
-        for convolution, norm in pairs:
-            del convolution.call  # the classes' own `call` again
-            del norm.call
 
 
 def _folded_call(convolution, norm):

@@ -37,6 +37,8 @@ import contextlib
 
 import numpy as np
 
+from attention_zoo.export.layer_calls import replaced_calls
+
 # Kernels with fewer entries stay float32 (see the module docstring).
 MIN_KERNEL_SIZE = 2**19
 
@@ -151,13 +153,8 @@ def int8_dense_layers(model, min_kernel_size=None):
             (`check_int8_candidates`).
     """
     layers = check_int8_candidates(model, min_kernel_size)
-    for layer in layers:
-        layer.call = _int8_call(layer)
-    try:
+    with replaced_calls([(layer, _int8_call(layer)) for layer in layers]):
         yield [layer.name for layer in layers]
-    finally:
-        for layer in layers:
-            del layer.call  # the class's float32 `call` again
 
 
 def _int8_call(layer):
