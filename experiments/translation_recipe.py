@@ -6,7 +6,8 @@
     python -m experiments.translation_recipe --pair en-de \\
         --variants baseline all --minutes 20
     python -m experiments.translation_recipe --pair spa-eng \\
-        --variants all --minutes 90 --choose-search --test
+        --variants label-smoothing+inverse-sqrt+averaged --epochs 8 \\
+        --minutes 90 --choose-search --test
 
 Each variant is the baseline (the defaults of `train translation`: dropout
 0.1, Adam at a constant 1e-3, no smoothing, one vocabulary a side) with one
@@ -23,6 +24,10 @@ ingredient of the published recipes added, or all of them (`all`):
   cut by the time budget; `--average-checkpoints 2`);
 - `placeholders`: numbers, rare names and unknown words copied
   (`--placeholders numbers,names,unknown`).
+
+Ingredients joined by `+` (`label-smoothing+averaged`) are a variant of
+those ingredients together: the final configurations, chosen by the
+single-ingredient rows.
 
 Every variant trains for `--minutes` of wall time (stopping mid-epoch),
 or `--epochs` (equal epochs: the same updates, each variant's time in
@@ -47,6 +52,7 @@ reads it back, `benchmarks.ctranslate2_bench` takes it) in
 `--save ""`: not saved).
 """
 
+import argparse
 import gzip
 import os
 import tempfile
@@ -105,14 +111,33 @@ INGREDIENTS = {
 VARIANTS = ("baseline", *INGREDIENTS, "all")
 
 
+def ingredients(name):
+    """The ingredients variant `name` adds to the baseline: none for
+    `baseline`, every one for `all`, else the `+`-joined names; a
+    `ValueError` naming the first unknown or repeated one."""
+    if name == "baseline":
+        return []
+    if name == "all":
+        return list(INGREDIENTS)
+    added = name.split("+")
+    for index, ingredient in enumerate(added):
+        if ingredient not in INGREDIENTS or ingredient in added[:index]:
+            problem = "unknown" if ingredient not in INGREDIENTS else "repeated"
+            raise ValueError(
+                f"variant {name!r}: {problem} ingredient {ingredient!r} "
+                f"(ingredients: {', '.join(INGREDIENTS)})"
+            )
+    return added
+
+
 def variant_config(model, name):
     """The `TranslationConfig` of variant `name` for `model` (`"rnn"` or
-    `"transformer"`), or `None` where the variant does not apply (`tied`
-    for the RNN)."""
-    if name == "tied" and model != "transformer":
+    `"transformer"`), or `None` where the variant does not apply (one
+    that names `tied`, for the RNN; its `all` goes without)."""
+    added = ingredients(name)
+    if "tied" in added and model != "transformer" and name != "all":
         return None
     settings = dict(BASE, **MODELS[model])
-    added = {"baseline": [], "all": list(INGREDIENTS)}.get(name, [name])
     for ingredient in added:
         _, changes, transformer_only = INGREDIENTS[ingredient]
         settings.update(changes)
@@ -123,7 +148,7 @@ def variant_config(model, name):
 
 def averages(name):
     """Whether variant `name` evaluates the mean of the last epochs."""
-    return name in ("averaged", "all")
+    return "averaged" in ingredients(name)
 
 
 def load_pairs(pair):
@@ -158,7 +183,12 @@ def _parser():
     parser.add_argument("--pair", choices=PAIRS, default="spa-eng")
     parser.add_argument("--model", choices=list(MODELS), default="transformer")
     parser.add_argument(
-        "--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS)
+        "--variants",
+        nargs="+",
+        type=_variant,
+        default=list(VARIANTS),
+        help=f"of {', '.join(VARIANTS)}, or ingredients joined by + "
+        "(default: each alone, then all)",
     )
     parser.add_argument("--minutes", type=float, default=20.0)
     parser.add_argument(
@@ -186,6 +216,14 @@ def _parser():
         '("": not saved)',
     )
     return parser
+
+
+def _variant(name):
+    try:
+        ingredients(name)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return name
 
 
 def main(argv=None):
@@ -267,7 +305,7 @@ def _row(args, name, config, train, validation, test):
 def _adds(name):
     if name == "all":
         return "all of the above"
-    return INGREDIENTS[name][0]
+    return ", ".join(INGREDIENTS[each][0] for each in ingredients(name))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,43 @@ def test_each_variant_adds_what_it_names(model):
             ), (name, field)
 
 
+@pytest.mark.parametrize("model", ["rnn", "transformer"])
+def test_a_joined_variant_adds_each_of_its_ingredients(model):
+    name = "label-smoothing+inverse-sqrt+averaged+placeholders"
+    joined = variant_config(model, name)
+    alone = [variant_config(model, each) for each in name.split("+")]
+    baseline = vars(variant_config(model, "baseline"))
+    for key, value in vars(joined).items():
+        # The one ingredient that changes a field sets it; else the
+        # baseline's value stays.
+        set_by = [vars(c)[key] for c in alone if vars(c)[key] != baseline[key]]
+        assert len(set_by) <= 1, key
+        assert value == (set_by[0] if set_by else baseline[key]), key
+    assert joined.label_smoothing == 0.1 and joined.warmup_steps == 1000
+    assert joined.placeholders == ("numbers", "names", "unknown")
+    assert translation_recipe.averages(name)
+    assert not translation_recipe.averages("label-smoothing+inverse-sqrt")
+    assert translation_recipe._adds("label-smoothing+averaged") == (
+        "label smoothing 0.1, mean of the last 2 epochs"
+    )
+    assert (variant_config(model, "tied+averaged") is None) == (model == "rnn")
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("label-smoothing+beam", "unknown ingredient 'beam'"),
+        ("averaged+averaged", "repeated ingredient 'averaged'"),
+        ("all+tied", "unknown ingredient 'all'"),
+    ],
+)
+def test_a_bad_variant_is_a_usage_error_naming_it(name, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        translation_recipe._parser().parse_args(["--variants", name])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.skipif(
     not os.path.isdir(translation_recipe.MULTI30K),
     reason="../shared/data/multi30k is absent",
