@@ -45,7 +45,6 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
 from attention_zoo_apps.common import zoo  # noqa: E402
-from attention_zoo_apps.translation.evaluate import corpus_scores  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import harness  # noqa: E402
 from benchmarks import translation_pairs  # noqa: E402
@@ -76,7 +75,6 @@ def measure(args):
         return _print_kernels(args.kernels_of)
     pairs = translation_pairs.chosen(args)
     sources = [source for source, _ in pairs]
-    references = [reference for _, reference in pairs]
     translator = Translator.from_export(zoo.resolve(args.model))
     with tempfile.TemporaryDirectory() as folder:
         serves, result = {}, {"model": args.model, "sentences": len(pairs)}
@@ -85,27 +83,7 @@ def measure(args):
             serves[name] = tf.saved_model.load(
                 translator.export(path, **options)
             ).signatures["serving_default"]
-        result["quality"], first = [], None
-        for name, serve in serves.items():
-            texts = harness.serve_texts(serve, "text", sources, "translation")
-            first = first or texts
-            scores = corpus_scores(texts, references)
-            same = sum(a == b for a, b in zip(first, texts))
-            result["quality"].append(
-                {
-                    "export": name,
-                    "bleu": scores["bleu"],
-                    "chrf": scores["chrf"],
-                    "same translations": same,
-                    "bleu_signature": scores["bleu_signature"],
-                }
-            )
-            print(
-                f"{name}: BLEU {scores['bleu']:.2f}, chrF "
-                f"{scores['chrf']:.2f} on {len(pairs)} test pairs, {same} "
-                "translations the first export's",
-                flush=True,
-            )
+        result["quality"] = translation_pairs.quality_rows(serves, pairs)
         result["kernels"] = _kernels(args, os.path.join(folder, "int8", "1"))
         print(f"oneDNN int8 matmul kernels: {', '.join(result['kernels'])}")
         result["rows"] = harness.export_speed_rows(

@@ -161,6 +161,31 @@ def _captioning_export_view(result):
     return {title: {"quality": quality, "speed": result["rows"]}}
 
 
+def _translation_serving_cost_view(result):
+    """`translation_serving_cost`: the models' sizes, a quality row per
+    export and the speed rows, under the sentences and the search."""
+    total = result["sentences"]
+    quality = [
+        {
+            "export": row["export"],
+            "BLEU": row["bleu"],
+            "chrF": row["chrf"],
+            "same translations as its graph export": (
+                f"{row['same translations']:,} of {total:,}"
+            ),
+        }
+        for row in result["quality"]
+    ]
+    title = f"{total:,} test sentences, {result['search']} search"
+    return {
+        title: {
+            "models": result["models"],
+            "quality": quality,
+            "speed": result["rows"],
+        }
+    }
+
+
 def _ctranslate2_view(result):
     """`ctranslate2_bench`: how many translations are the float32
     export's, then the timings."""
@@ -467,6 +492,16 @@ TOPICS = (
                     "BF16 or AMX: bfloat16 matmuls run slower than float32 "
                     "here, so no bfloat16 export is offered.",
                 ),
+            ),
+            Section(
+                "translation_serving_cost",
+                "Translators of different kinds (the shipped GRU, the "
+                "Transformer) side by side: parameters and export size, "
+                "BLEU on the spa-eng test split, and the milliseconds per "
+                "call and per sentence of each one's graph and XLA exports,"
+                " called in alternation with 1 and 32 sentences a call: "
+                "what a sentence costs to serve.",
+                view=_translation_serving_cost_view,
             ),
             Section(
                 "captioning_export_bench",

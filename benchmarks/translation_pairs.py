@@ -4,10 +4,13 @@
 `--synthetic`; `chosen(args)` gives the first `--pairs` of the spa-eng test
 split (`experiments.translation_recipe.load_pairs`, the shipped models'
 test sample) or, with `--synthetic`, of generated pairs (for a model
-trained on them), as `(source, reference)` pairs.
+trained on them), as `(source, reference)` pairs. `quality_rows` scores
+exports' translations of them.
 """
 
+from attention_zoo_apps.translation.evaluate import corpus_scores
 from attention_zoo_apps.translation.synthetic import make_synthetic_pairs
+from benchmarks import harness
 from experiments import translation_recipe
 
 # Generated pairs made for `--synthetic --pairs 0`.
@@ -37,3 +40,35 @@ def chosen(args):
         return make_synthetic_pairs(count, seed=1).pairs[:count]
     pairs = translation_recipe.load_pairs("spa-eng")[2]
     return pairs[: args.pairs] if args.pairs else pairs
+
+
+def quality_rows(serves, pairs):
+    """Each export's translations of the sources of `pairs`, 32 a call,
+    scored against their references: rows `{export, bleu, chrf, same
+    translations, bleu_signature}` (same: how many are the first
+    export's), each printed. `serves` maps export names to
+    `serving_default` signatures."""
+    sources = [source for source, _ in pairs]
+    references = [reference for _, reference in pairs]
+    rows, first = [], None
+    for name, serve in serves.items():
+        texts = harness.serve_texts(serve, "text", sources, "translation")
+        first = first or texts
+        scores = corpus_scores(texts, references)
+        same = sum(a == b for a, b in zip(first, texts))
+        rows.append(
+            {
+                "export": name,
+                "bleu": scores["bleu"],
+                "chrf": scores["chrf"],
+                "same translations": same,
+                "bleu_signature": scores["bleu_signature"],
+            }
+        )
+        print(
+            f"{name}: BLEU {scores['bleu']:.2f}, chrF {scores['chrf']:.2f} "
+            f"on {len(pairs)} test pairs, {same} translations the first "
+            "export's",
+            flush=True,
+        )
+    return rows

@@ -122,6 +122,12 @@ def weights_bytes(model):
     optimizer's state), made in memory: HDF5 never writes to disk."""
     if not model.built:
         raise ValueError("The model is not built: it has no weights to save.")
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and not optimizer.built:
+        # A model that never trained (one from an export): its optimizer's
+        # slots, zeros, are saved too, as `training.load_weights` builds
+        # them before it loads.
+        optimizer.build(model.trainable_variables)
     try:
         buffer = io.BytesIO()
         store = saving_lib.H5IOStore(buffer, mode="w")

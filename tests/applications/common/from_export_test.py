@@ -58,6 +58,18 @@ def test_from_export_gives_the_same_config_vocabularies_and_weights(exported):
     assert int(loaded.model.optimizer.iterations) == 0
 
 
+def test_a_bundle_from_an_export_saves_and_loads(exported, tmp_path):
+    application, bundle, base = exported
+    bundle_class = registry.get(application).bundle_class()
+    bundle_class.from_export(base).save(str(tmp_path))
+    loaded = bundle_class.load(str(tmp_path))
+    for mine, theirs in zip(loaded.model.weights, bundle.model.weights):
+        np.testing.assert_array_equal(
+            keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs)
+        )
+    assert int(loaded.model.optimizer.iterations) == 0
+
+
 def test_from_preset_takes_a_folder_and_refuses_other_exports(exported):
     application, _, base = exported
     bundle_class = registry.get(application).bundle_class()

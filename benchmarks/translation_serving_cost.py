@@ -1,0 +1,162 @@
+"""Translators side by side: quality, size and serving cost per sentence.
+
+Run from the repository root (TensorFlow backend):
+
+    python -m benchmarks.translation_serving_cost \\
+        --models translation-spa-eng outputs/translation_recipe/MODEL \\
+        [--beam-size 1] [--pairs 0] [--repeats 20] [--out DIR]
+
+Each of `--models` is a shipped model's name, an export folder, or a
+folder `Translator.save` wrote (`experiments.translation_recipe` saves
+each variant it trains). Each is exported twice, the same weights with
+the same search (greedy, or `--beam-size` with `--length-penalty`):
+float32 in graph mode, what `attention-zoo train --export` writes on a
+CPU (TF Serving's CPU default), and XLA-compiled (`--jit-compile on`,
+served with `--xla_cpu_compilation_enabled=true`). Then:
+
+1. Size: each model's parameters and its graph export's bytes on disk.
+2. Quality: each export translates the sources of the spa-eng test split
+   (the shipped models' test sample; the first `--pairs`, 0: all) in
+   batches of 32: sacreBLEU's cased BLEU and chrF, and how many
+   translations are the same as the model's graph export's.
+3. Speed: every export's `serving_default` called in alternation
+   (`harness.export_speed_rows`), `--repeats` rounds at batch 1 and 32
+   (cycling through 64 calls' sentences, every one called once before):
+   the median ms per call, per sentence, and the speed-up over the first
+   export (the first model's graph export).
+
+With `--out DIR` it writes `DIR/translation_serving_cost.json` and
+`.txt`.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import tensorflow as tf  # noqa: E402
+import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
+
+from attention_zoo.decoding.searches import BeamSearch  # noqa: E402
+from attention_zoo.decoding.searches import Greedy  # noqa: E402
+from attention_zoo_apps.common import run_files  # noqa: E402
+from attention_zoo_apps.common import zoo  # noqa: E402
+from attention_zoo_apps.translation.translator import Translator  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks import translation_pairs  # noqa: E402
+
+# Export kind -> its `export` options.
+EXPORTS = {"graph": dict(jit_compile=False), "XLA": dict(jit_compile=True)}
+BATCHES = (1, 32)
+
+
+def _parser():
+    parser = harness.parser(__doc__, repeats=20)
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        required=True,
+        help="shipped model names, export folders or saved translators",
+    )
+    parser.add_argument("--beam-size", type=int, default=1)
+    parser.add_argument("--length-penalty", type=float, default=0.6)
+    translation_pairs.add_flags(parser, default=0)
+    return parser
+
+
+def main(argv=None):
+    return harness.run(__file__, _parser(), measure, argv)
+
+
+def load_translator(model):
+    """The `Translator` of a shipped name, an export folder or a folder
+    `Translator.save` wrote (it holds the weights file)."""
+    path = zoo.resolve(model)
+    if os.path.isfile(os.path.join(path, run_files.WEIGHTS_FILE)):
+        return Translator.load(path)
+    return Translator.from_export(path)
+
+
+def measure(args):
+    pairs = translation_pairs.chosen(args)
+    sources = [source for source, _ in pairs]
+    if args.beam_size > 1:
+        search = BeamSearch(args.beam_size, args.length_penalty)
+        described = f"beam {args.beam_size}, lp {args.length_penalty}"
+    else:
+        search, described = Greedy(), "greedy"
+    result = {
+        "sentences": len(pairs),
+        "search": described,
+        "models": [],
+        "quality": [],
+    }
+    serves = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for index, model in enumerate(args.models):
+            translator = load_translator(model)
+            label = _label(model, translator)
+            mine = {}
+            for kind, options in EXPORTS.items():
+                path = os.path.join(folder, f"{index}-{kind}", "1")
+                translator.export(path, search=search, **options)
+                if kind == "graph":
+                    result["models"].append(_size(label, translator, path))
+                mine[f"{label}, {kind}"] = tf.saved_model.load(path).signatures[
+                    "serving_default"
+                ]
+            result["quality"] += translation_pairs.quality_rows(mine, pairs)
+            serves.update(mine)
+        rows = harness.export_speed_rows(
+            serves,
+            lambda batch: [
+                {"text": tf.constant(sources[start : start + batch])}
+                for start in range(0, min(len(sources), 64 * batch), batch)
+            ],
+            "translation",
+            BATCHES,
+            args.repeats,
+        )
+    for row in rows:
+        row["ms per sentence"] = round(row["ms per call"] / row["batch"], 2)
+    result["rows"] = rows
+    print(_table(rows))
+    return result
+
+
+def _label(model, translator):
+    """`model` as given (a name, or a folder's last part) and its kind."""
+    name = os.path.basename(os.path.normpath(model))
+    if name.isdigit():  # a version folder: the model's folder names it
+        name = os.path.basename(os.path.dirname(os.path.normpath(model)))
+    return f"{name} ({translator.config.model})"
+
+
+def _size(label, translator, path):
+    files = [
+        os.path.join(root, name)
+        for root, _, names in os.walk(path)
+        for name in names
+    ]
+    return {
+        "model": label,
+        "parameters": translator.model.count_params(),
+        "export MB": round(sum(map(os.path.getsize, files)) / 2**20, 1),
+    }
+
+
+def _table(rows):
+    lines = [
+        "| batch | export | ms per call | ms per sentence | speed-up |",
+        "| ---: | --- | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['batch']} | {row['export']} | {row['ms per call']:.2f} "
+            f"| {row['ms per sentence']:.2f} | {row['speed-up']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
