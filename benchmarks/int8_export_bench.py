@@ -47,6 +47,7 @@ import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 from attention_zoo_apps.common import zoo  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from benchmarks import translation_pairs  # noqa: E402
 
 # Export name -> its `export` options.
@@ -96,7 +97,7 @@ def measure(args):
             BATCHES,
             args.repeats,
         )
-    print(_table(result["rows"]))
+    print(pages.tables(result["rows"]))
     return result
 
 
@@ -139,19 +140,6 @@ def _print_kernels(export):
     serve = tf.saved_model.load(export).signatures["serving_default"]
     serve(text=tf.constant(["Tengo tres gatos."] * 32))
     return None
-
-
-def _table(rows):
-    lines = [
-        "| batch | export | ms per call | speed-up over float32 |",
-        "| ---: | --- | ---: | ---: |",
-    ]
-    for row in rows:
-        lines.append(
-            f"| {row['batch']} | {row['export']} | "
-            f"{row['ms per call']:.2f} | {row['speed-up']:.2f}x |"
-        )
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

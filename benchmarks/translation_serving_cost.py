@@ -43,6 +43,7 @@ from attention_zoo_apps.common import run_files  # noqa: E402
 from attention_zoo_apps.common import zoo  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import harness  # noqa: E402
+from benchmarks import pages  # noqa: E402
 from benchmarks import translation_pairs  # noqa: E402
 
 # Export kind -> its `export` options.
@@ -120,7 +121,7 @@ def measure(args):
     for row in rows:
         row["ms per sentence"] = round(row["ms per call"] / row["batch"], 2)
     result["rows"] = rows
-    print(_table(rows))
+    print(pages.tables(rows))
     return result
 
 
@@ -143,19 +144,6 @@ def _size(label, translator, path):
         "parameters": translator.model.count_params(),
         "export MB": round(sum(map(os.path.getsize, files)) / 2**20, 1),
     }
-
-
-def _table(rows):
-    lines = [
-        "| batch | export | ms per call | ms per sentence | speed-up |",
-        "| ---: | --- | ---: | ---: | ---: |",
-    ]
-    for row in rows:
-        lines.append(
-            f"| {row['batch']} | {row['export']} | {row['ms per call']:.2f} "
-            f"| {row['ms per sentence']:.2f} | {row['speed-up']:.2f}x |"
-        )
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
