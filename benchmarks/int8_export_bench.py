@@ -87,15 +87,8 @@ def measure(args):
         result["quality"] = translation_pairs.quality_rows(serves, pairs)
         result["kernels"] = _kernels(args, os.path.join(folder, "int8", "1"))
         print(f"oneDNN int8 matmul kernels: {', '.join(result['kernels'])}")
-        result["rows"] = harness.export_speed_rows(
-            serves,
-            lambda batch: [
-                {"text": tf.constant(sources[start : start + batch])}
-                for start in range(0, min(len(sources), 64 * batch), batch)
-            ],
-            "translation",
-            BATCHES,
-            args.repeats,
+        result["rows"] = translation_pairs.speed_rows(
+            serves, sources, BATCHES, args.repeats
         )
     print(pages.tables(result["rows"]))
     return result

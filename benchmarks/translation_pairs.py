@@ -5,7 +5,7 @@
 split (`experiments.translation_recipe.load_pairs`, the shipped models'
 test sample) or, with `--synthetic`, of generated pairs (for a model
 trained on them), as `(source, reference)` pairs. `quality_rows` scores
-exports' translations of them.
+exports' translations of them, `speed_rows` times the exports.
 """
 
 from attention_zoo_apps.translation.evaluate import corpus_scores
@@ -72,3 +72,20 @@ def quality_rows(serves, pairs):
             flush=True,
         )
     return rows
+
+
+def speed_rows(serves, sources, batches, repeats):
+    """`harness.export_speed_rows` of translation exports: each call
+    `batch` of `sources` (cycling through 64 calls' sentences)."""
+    import tensorflow as tf  # lazy: the benchmarks set the backend first
+
+    return harness.export_speed_rows(
+        serves,
+        lambda batch: [
+            {"text": tf.constant(sources[start : start + batch])}
+            for start in range(0, min(len(sources), 64 * batch), batch)
+        ],
+        "translation",
+        batches,
+        repeats,
+    )

@@ -108,15 +108,8 @@ def measure(args):
                 ]
             result["quality"] += translation_pairs.quality_rows(mine, pairs)
             serves.update(mine)
-        rows = harness.export_speed_rows(
-            serves,
-            lambda batch: [
-                {"text": tf.constant(sources[start : start + batch])}
-                for start in range(0, min(len(sources), 64 * batch), batch)
-            ],
-            "translation",
-            BATCHES,
-            args.repeats,
+        rows = translation_pairs.speed_rows(
+            serves, sources, BATCHES, args.repeats
         )
     for row in rows:
         row["ms per sentence"] = round(row["ms per call"] / row["batch"], 2)
