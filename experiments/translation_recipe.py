@@ -6,8 +6,8 @@
     python -m experiments.translation_recipe --pair en-de \\
         --variants baseline all --minutes 20
     python -m experiments.translation_recipe --pair spa-eng \\
-        --variants label-smoothing+inverse-sqrt+averaged --epochs 8 \\
-        --minutes 90 --choose-search --test
+        --variants label-smoothing+inverse-sqrt+averaged+placeholders \\
+        --epochs 7 --minutes 66 --choose-search --test
 
 Each variant is the baseline (the defaults of `train translation`: dropout
 0.1, Adam at a constant 1e-3, no smoothing, one vocabulary a side) with one
