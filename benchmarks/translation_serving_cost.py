@@ -14,7 +14,8 @@ float32 in graph mode, what `attention-zoo train --export` writes on a
 CPU (TF Serving's CPU default), and XLA-compiled (`--jit-compile on`,
 served with `--xla_cpu_compilation_enabled=true`). Then:
 
-1. Size: each model's parameters and its graph export's bytes on disk.
+1. Size: each model's parameters and its graph export's MB on disk
+   (10^6 bytes, as the model cards count).
 2. Quality: each export translates the sources of the spa-eng test split
    (the shipped models' test sample; the first `--pairs`, 0: all) in
    batches of 32: sacreBLEU's cased BLEU and chrF, and how many
@@ -127,15 +128,10 @@ def _label(model, translator):
 
 
 def _size(label, translator, path):
-    files = [
-        os.path.join(root, name)
-        for root, _, names in os.walk(path)
-        for name in names
-    ]
     return {
         "model": label,
         "parameters": translator.model.count_params(),
-        "export MB": round(sum(map(os.path.getsize, files)) / 2**20, 1),
+        "export MB": round(zoo.size_mb(path), 1),
     }
 
 

@@ -43,6 +43,7 @@ from attention_zoo_apps.captioning import layout as layouts
 from attention_zoo_apps.captioning import splits
 from attention_zoo_apps.captioning.metrics import caption_metrics
 from attention_zoo_apps.common import startup
+from attention_zoo_apps.common import zoo
 
 # The card's figures and the examples' files: where the demo reads them.
 from attention_zoo_apps.demo.shipped import CARD_JSON
@@ -412,13 +413,6 @@ def score_sample(name, signature, data_root=SHARED_DATA, batch_size=64):
     return "BLEU-4", caption_metrics(produced, references)["bleu_4"], count
 
 
-def _size_mb(path):
-    total = 0
-    for folder, _, files in os.walk(path):
-        total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
-    return total / 1e6
-
-
 def headline_metrics(application, metrics):
     """The card's test figures, as `(label, text)` rows."""
     if application == "translation":
@@ -590,7 +584,7 @@ def build(name, out, runs):
         "parameters": int(parameters[-1].split(":")[1].replace(",", ""))
         if parameters
         else 0,
-        "size_mb": round(_size_mb(version), 1),
+        "size_mb": round(zoo.size_mb(version), 1),
         "metrics": metadata.get("metrics", {}),
         "input_limits": metadata.get("input_limits", {}),
         "sample_metric": metric,

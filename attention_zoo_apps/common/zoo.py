@@ -172,3 +172,12 @@ def resolve(name_or_directory):
         f"{name_or_directory} is neither a folder nor a shipped model's "
         f"name ({listed})"
     )
+
+
+def size_mb(path):
+    """The bytes of the files under `path`, in MB (10^6 bytes): a model
+    card's `size_mb`."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+    return total / 1e6
