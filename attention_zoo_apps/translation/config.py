@@ -14,7 +14,11 @@ from attention_zoo_apps.translation.options import SCHEDULES
 
 @dataclasses.dataclass(frozen=True)
 class TranslationConfig(AppConfig):
-    """Every setting of a translation model and its training run."""
+    """Every setting of a translation model and its training run.
+
+    The defaults are the plain baseline; `attention-zoo train translation
+    --model transformer` trains with the recipe instead (`train.RECIPE`).
+    """
 
     # Which model: "rnn" (encoder-decoder of the seeds) or "transformer".
     model: str = "rnn"

@@ -85,31 +85,33 @@ def train_parser():
     parser.add_argument(
         "--learning-rate-schedule",
         choices=SCHEDULES,
-        help="constant (the default): --learning-rate throughout; "
+        help="constant: --learning-rate throughout (the RNN's default); "
         "inverse_sqrt: a linear warm-up to --learning-rate over "
         "--warmup-steps updates, then decay with the inverse square root "
-        "of the updates (the Transformer's schedule)",
+        "of the updates (the Transformer's schedule and default)",
     )
     parser.add_argument(
         "--warmup-steps",
         type=int,
         metavar="N",
         help="the warm-up of --learning-rate-schedule inverse_sqrt, in "
-        "updates (default: 4000)",
+        "updates (default: one epoch's, at most 1000)",
     )
     parser.add_argument(
         "--average-checkpoints",
         type=int,
         metavar="N",
         help="evaluate and export the mean of the last N epochs' weights "
-        "(kept in --run-dir/epochs; default 1: the last epoch's)",
+        "(kept in --run-dir/epochs; default: 2 for the Transformer "
+        "without --patience, else 1, the last epoch's)",
     )
     parser.add_argument(
         "--label-smoothing",
         type=float,
         metavar="E",
         help="move E of each target token's probability to the uniform "
-        "distribution in the loss (default: 0, none)",
+        "distribution in the loss (default: 0.1 for the Transformer, 0 "
+        "for the RNN)",
     )
     parser.add_argument(
         "--dropout",
@@ -146,7 +148,8 @@ def train_parser():
         "placeholder tokens, comma-separated: numbers (words of digits), "
         "names (capitalized words inside a sentence that the source "
         "vocabulary spells in 2+ pieces), unknown (words it cannot "
-        "spell: emoji, other scripts); none (the default): copy nothing",
+        "spell: emoji, other scripts); none: copy nothing (default: all "
+        "three for the Transformer, none for the RNN)",
     )
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)

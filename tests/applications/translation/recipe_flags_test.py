@@ -99,3 +99,64 @@ def test_a_joint_vocabulary_serves_both_sides(tmp_path):
     )
     with pytest.raises(ValueError, match="A `joint_vocabulary` has one size"):
         joint.config.replace(target_vocabulary_size=300)
+
+
+def _config(*argv, train_pairs=None):
+    args = flags.train_parser().parse_args(list(argv))
+    return train._config(args, synthetic=False, train_pairs=train_pairs)
+
+
+def _recipe(config):
+    return (
+        config.label_smoothing,
+        config.learning_rate_schedule,
+        config.warmup_steps,
+        config.average_checkpoints,
+        config.placeholders,
+    )
+
+
+def test_the_transformer_trains_with_the_recipe_unless_told_otherwise():
+    # 1,000 updates of warm-up where an epoch has more (spa-eng: 1,673),
+    # else one epoch's: 300 pairs in batches of 64 are 5 updates.
+    everything = ("numbers", "names", "unknown")
+    recipe = (0.1, "inverse_sqrt", 1000, 2, everything)
+    config = _config("--model", "transformer", train_pairs=107_020)
+    assert _recipe(config) == recipe
+    config = _config("--model", "transformer", train_pairs=300)
+    assert _recipe(config) == (0.1, "inverse_sqrt", 5, 2, everything)
+    config = _config("--model", "transformer", "--batch-size", "7")
+    assert config.warmup_steps == 1000  # before the data is read
+    # The RNN keeps `TranslationConfig`'s defaults (its ablation is not
+    # measured yet).
+    baseline = (0.0, "constant", 4000, 1, ())
+    assert _recipe(_config(train_pairs=300)) == baseline
+    # Each flag overrides its part of the recipe; --patience keeps the
+    # best epoch, so nothing is averaged.
+    config = _config(
+        "--model",
+        "transformer",
+        "--label-smoothing",
+        "0",
+        "--learning-rate-schedule",
+        "constant",
+        "--average-checkpoints",
+        "1",
+        "--placeholders",
+        "none",
+        train_pairs=300,
+    )
+    assert _recipe(config) == baseline
+    config = _config("--model", "transformer", "--patience", "2")
+    assert config.average_checkpoints == 1
+    config = _config(
+        "--model", "transformer", "--warmup-steps", "7", train_pairs=10**6
+    )
+    assert config.warmup_steps == 7
+    config = _config(
+        "--learning-rate-schedule", "inverse_sqrt", train_pairs=640
+    )
+    assert (config.learning_rate_schedule, config.warmup_steps) == (
+        "inverse_sqrt",
+        10,
+    )

@@ -34,8 +34,8 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
             "--export",
             str(export_dir),
             "--choose-search",
-            "--average-checkpoints",
-            "2",
+            "--model",
+            "transformer",  # the recipe: averaging 2 epochs among it
         ]
     )
     assert code == 0
@@ -61,7 +61,11 @@ def test_train_on_synthetic_pair_exports_and_translates(tmp_path, capsys):
     assert (run_dir / "attention.png").read_bytes().startswith(b"\x89PNG")
     assert (run_dir / "model.weights.h5").exists()
     assert (export_dir / "1" / "saved_model.pb").exists()
-    # The export holds the mean of the two epochs' weights.
+    # The export holds the mean of the two epochs' weights (the
+    # Transformer's default), and copies with placeholders.
+    config = Translator.from_export(str(export_dir / "1")).config
+    assert config.placeholders == ("numbers", "names", "unknown")
+    assert config.label_smoothing == 0.1
     assert "averaged the weights of epochs 1-2" in out
     mean, epochs = weight_averaging.averaged_weights(str(run_dir), 2)
     exported = Translator.from_export(str(export_dir / "1")).model
