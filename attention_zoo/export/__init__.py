@@ -6,7 +6,8 @@
   the next free number.
 - Precision: `export_precision(model, "int8")` makes the large `Dense`
   layers oneDNN int8 matmuls while an export is traced (`int8`);
-  `check_model_precision` refuses a model with none (`NothingToQuantize`).
+  `check_model_precision` refuses a model with none (`NothingToQuantize`)
+  and a CPU that cannot run the int8 op (`Int8Unavailable`).
   `batch_norm_folding.folded_batch_norms(model)` folds each convolution's
   batch normalization into it while an export is traced.
 - Warm-up: `write_warmup_requests` writes the requests TF Serving replays
@@ -29,6 +30,7 @@ whose modules need it at import time, are imported from those modules.
 from attention_zoo.export.atomic import atomic_directory
 from attention_zoo.export.atomic import next_version
 from attention_zoo.export.int8 import EXPORT_PRECISIONS
+from attention_zoo.export.int8 import Int8Unavailable
 from attention_zoo.export.int8 import NothingToQuantize
 from attention_zoo.export.int8 import check_export_precision
 from attention_zoo.export.int8 import check_model_precision
@@ -55,6 +57,7 @@ __all__ = [
     "MAX_WARMUP_RECORDS",
     "METADATA_FILE",
     "WARMUP_FILE",
+    "Int8Unavailable",
     "NothingToQuantize",
     "atomic_directory",
     "check_export_precision",

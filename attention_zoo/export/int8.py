@@ -31,9 +31,16 @@ int8 matmul saves there. Measured on a 2-core AVX-512 VNNI Xeon, inside a
 graph-mode loop: a `(256, 768)` kernel ran at 0.9x float32 on 32 rows and
 0.4x on one row; a `(256, 4465)` kernel at 2.7x and 1.6x. The op has no XLA
 kernel: an int8 export is not XLA-compiled.
+
+The op runs only where TensorFlow's oneDNN kernels do int8 (AVX-512 CPUs:
+VNNI or AMX); elsewhere (an AVX2-only CPU such as some AMD EPYCs) it
+returns nothing. `int8_available()` tries it once per process, and an
+int8 export, or a training run that asks for one, is refused there
+(`Int8Unavailable`): an export made there would not run there either.
 """
 
 import contextlib
+import functools
 
 import numpy as np
 
@@ -121,6 +128,42 @@ def int8_candidates(model, min_kernel_size=None):
     return found
 
 
+class Int8Unavailable(ValueError):
+    """This process's TensorFlow cannot run oneDNN's int8 matmul on this
+    CPU, so an int8 export would not run here."""
+
+
+@functools.cache
+def int8_available():
+    """Whether `int8_matmul` runs on this CPU: a `(2, 4) @ (4, 3)` product
+    in a `tf.function`, checked against float32 (once per process)."""
+    # lazy: importing attention_zoo.export imports no TensorFlow (JAX)
+    import tensorflow as tf
+
+    kernel = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    quantized, scales = quantize_kernel(kernel)
+    inputs = np.linspace(-2.0, 1.0, 8, dtype=np.float32).reshape(2, 4)
+    product = tf.function(lambda x: int8_matmul(x, quantized, scales))
+    try:
+        found = product(tf.constant(inputs)).numpy()
+    except tf.errors.OpError:
+        return False
+    expected = inputs @ (quantized * scales)
+    return found.shape == expected.shape and np.allclose(
+        found, expected, atol=0.1
+    )
+
+
+def check_int8_available():
+    """An `Int8Unavailable` naming the reason unless `int8_available()`."""
+    if not int8_available():
+        raise Int8Unavailable(
+            "TensorFlow cannot run oneDNN's int8 matmul on this CPU (it "
+            "needs AVX-512 VNNI or AMX): an int8 export made here would not "
+            "run here; export float32"
+        )
+
+
 class NothingToQuantize(ValueError):
     """A model with no layer an int8 export would quantize: its "int8"
     export would compute in float32 while saying int8."""
@@ -151,8 +194,10 @@ def int8_dense_layers(model, min_kernel_size=None):
     Raises:
         NothingToQuantize: `model` has no layer that large
             (`check_int8_candidates`).
+        Int8Unavailable: this CPU cannot run the int8 op.
     """
     layers = check_int8_candidates(model, min_kernel_size)
+    check_int8_available()
     with replaced_calls([(layer, _int8_call(layer)) for layer in layers]):
         yield [layer.name for layer in layers]
 
@@ -222,7 +267,10 @@ def export_precision(model, precision):
 
 def check_model_precision(model, precision):
     """`check_int8_candidates(model)` for `"int8"` (`NothingToQuantize`
-    when `model` has no layer to quantize); nothing for `"float32"`.
-    `precision` itself is checked by `check_export_precision`."""
+    when `model` has no layer to quantize) and `check_int8_available`
+    (`Int8Unavailable` on a CPU that cannot run the op); nothing for
+    `"float32"`. `precision` itself is checked by
+    `check_export_precision`."""
     if precision == "int8":
         check_int8_candidates(model)
+        check_int8_available()

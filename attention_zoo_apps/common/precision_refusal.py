@@ -13,12 +13,14 @@ import sys
 
 import keras
 
+from attention_zoo.export import Int8Unavailable
 from attention_zoo.export import NothingToQuantize
 from attention_zoo.export import check_model_precision
 
 
 class ExportPrecisionCheck(keras.callbacks.Callback):
-    """Raises `NothingToQuantize` as training begins (the model built,
+    """Raises `NothingToQuantize` (or `Int8Unavailable`) as training
+    begins (the model built,
     no epoch trained) when `bundle`'s model cannot have the export
     `precision`. First in `fit`'s callbacks, so that the others have
     written nothing yet."""
@@ -34,12 +36,13 @@ class ExportPrecisionCheck(keras.callbacks.Callback):
 
 @contextlib.contextmanager
 def refusals(command):
-    """Reports a `NothingToQuantize` raised inside as `command`'s error:
+    """Reports a `NothingToQuantize` or `Int8Unavailable` raised inside as
+    `command`'s error:
     one line on stderr, `--export-precision int8` and the reason, exit
     code 2."""
     try:
         yield
-    except NothingToQuantize as error:
+    except (NothingToQuantize, Int8Unavailable) as error:
         if sys.stdout.isatty():
             print(flush=True)  # below the progress bar
         print(

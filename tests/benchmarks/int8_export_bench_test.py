@@ -10,6 +10,7 @@ from attention_zoo.export import int8
 from benchmarks import int8_export_bench
 from benchmarks import pages
 from tests.support import tiny_bundles
+from tests.support.int8_cpu import NEEDS_INT8
 
 LOG = """onednn_verbose,v1,info,cpu,isa:Intel AVX-512 with Intel DL Boost
 onednn_verbose,v1,primitive,exec,cpu,inner_product,brgemm:avx512_core_vnni,\
@@ -33,6 +34,7 @@ def test_the_int8_kernels_are_read_from_the_verbose_log():
     assert int8_export_bench.onednn_matmul_kernels("") == []
 
 
+@NEEDS_INT8
 @pytest.mark.slow
 def test_the_benchmark_scores_both_exports_then_times_them(
     shared, tmp_path, monkeypatch

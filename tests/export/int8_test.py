@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from attention_zoo.export import int8
+from tests.support.int8_cpu import NEEDS_INT8
 
 QUANTIZED_OP = "QuantizedMatMulWithBiasAndDequantize"
 
@@ -41,6 +42,7 @@ def test_kernels_quantize_per_column_as_numpy_does():
     assert np.all(error <= scales / 2 + 1e-6)
 
 
+@NEEDS_INT8
 @pytest.mark.parametrize(
     "shape, shift",
     [((32, 48), -0.3), ((1, 48), 0.0), ((2, 3, 48), 0.7), ((0, 48), 0.0)],
@@ -82,6 +84,7 @@ def _model():
     return keras.Model(inputs, outputs, name="two_dense")
 
 
+@NEEDS_INT8
 def test_only_large_dense_layers_turn_int8_and_only_inside(monkeypatch):
     monkeypatch.setattr(int8, "MIN_KERNEL_SIZE", 16 * 64)
     model = _model()
@@ -99,6 +102,38 @@ def test_only_large_dense_layers_turn_int8_and_only_inside(monkeypatch):
     assert 0 < np.abs(inside - before).max() < 0.05 * np.abs(before).max()
     # Afterwards the layer is float32 again, bit for bit.
     np.testing.assert_array_equal(model(x).numpy(), before)
+    assert "call" not in vars(model.get_layer("large"))
+
+
+def test_the_probe_says_whether_the_op_runs_here():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 48)).astype("float32")
+    quantized, scales = int8.quantize_kernel(
+        rng.standard_normal((48, 40)).astype("float32")
+    )
+    run = tf.function(lambda t: int8.int8_matmul(t, quantized, scales))
+    try:
+        got = run(tf.constant(x)).numpy()
+    except tf.errors.OpError:
+        got = None  # AVX2 only: the op returns nothing
+    expected = x @ (quantized * scales)
+    right = got is not None and got.shape == expected.shape
+    right = (
+        right and np.abs(got - expected).max() < 0.02 * np.abs(expected).max()
+    )
+    assert int8.int8_available() == right
+
+
+def test_a_cpu_that_cannot_run_the_op_refuses_int8_exports(monkeypatch):
+    monkeypatch.setattr(int8, "int8_available", lambda: False)
+    monkeypatch.setattr(int8, "MIN_KERNEL_SIZE", 16 * 64)
+    model = _model()
+    with pytest.raises(int8.Int8Unavailable, match="AVX-512 VNNI or AMX"):
+        with int8.int8_dense_layers(model):
+            pass
+    with pytest.raises(int8.Int8Unavailable, match="export float32"):
+        int8.check_model_precision(model, "int8")
+    int8.check_model_precision(model, "float32")  # nothing to refuse
     assert "call" not in vars(model.get_layer("large"))
 
 

@@ -15,6 +15,7 @@ from attention_zoo.export import read_metadata
 from attention_zoo_apps.common import flag_checks
 from tests.support import fresh_process
 from tests.support import tiny_bundles
+from tests.support.int8_cpu import NEEDS_INT8
 
 QUANTIZED_OP = "QuantizedMatMulWithBiasAndDequantize"
 # The two generating applications: their exports decode in a loop, where
@@ -64,6 +65,7 @@ emit(results)
     )
 
 
+@NEEDS_INT8
 @pytest.mark.parametrize("application", APPLICATIONS)
 def test_an_int8_export_says_so_and_holds_the_int8_op(
     application, int8_exports, shared
@@ -83,6 +85,7 @@ def test_an_int8_export_says_so_and_holds_the_int8_op(
     assert QUANTIZED_OP not in float32_ops
 
 
+@NEEDS_INT8
 @pytest.mark.parametrize("application", APPLICATIONS)
 def test_it_serves_without_the_project_as_float32_does(application, served):
     outputs = served[application]
@@ -98,6 +101,7 @@ def test_it_serves_without_the_project_as_float32_does(application, served):
             np.testing.assert_allclose(got, expected, atol=0.05, err_msg=name)
 
 
+@NEEDS_INT8
 def test_the_bundle_computes_in_float32_after_an_int8_export(
     int8_exports, shared
 ):

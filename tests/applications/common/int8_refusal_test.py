@@ -43,3 +43,28 @@ def test_a_finished_run_is_refused_before_its_export(tmp_path, capsys):
     out = _refused(tmp_path / "run", tmp_path / "export", capsys)
     assert "val_loss" not in out  # nothing trained again
     assert (tmp_path / "run" / "history.csv").exists()  # the run is kept
+
+
+def test_a_cpu_without_the_int8_op_is_refused_in_one_line(
+    tmp_path, capsys, monkeypatch
+):
+    from attention_zoo.export import int8
+
+    monkeypatch.setattr(int8, "MIN_KERNEL_SIZE", 1)  # a layer to quantize
+    monkeypatch.setattr(int8, "int8_available", lambda: False)
+    export = tmp_path / "export"
+    with pytest.raises(SystemExit) as exit_info:
+        _train(
+            tmp_path / "run",
+            "--export",
+            str(export),
+            "--export-precision",
+            "int8",
+        )
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(
+        "attention-zoo train ehr: error: --export-precision int8: "
+        "TensorFlow cannot run oneDNN's int8 matmul on this CPU"
+    )
+    assert "Traceback" not in err and not export.exists()
