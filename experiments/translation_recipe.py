@@ -25,6 +25,10 @@ ingredient of the published recipes added, or all of them (`all`):
 - `placeholders`: numbers, rare names and unknown words copied
   (`--placeholders numbers,names,unknown`).
 
+`--decoder-layers N` gives the Transformer N decoder blocks (a shallow
+decoder, cheaper per decoding step; `-N-decoder` in the saved folder's
+name).
+
 Ingredients joined by `+` (`label-smoothing+averaged`) are a variant of
 those ingredients together: the final configurations, chosen by the
 single-ingredient rows.
@@ -199,6 +203,12 @@ def _parser():
         "that a busy machine cannot skew; their times are in the table)",
     )
     parser.add_argument(
+        "--decoder-layers",
+        type=int,
+        metavar="N",
+        help="the Transformer's decoder blocks (default: 2, the encoder's)",
+    )
+    parser.add_argument(
         "--choose-search",
         action="store_true",
         help="pick the beam and length penalty on the validation pairs",
@@ -244,6 +254,8 @@ def _measure(args):
             continue
         if args.epochs:
             config = config.replace(epochs=args.epochs)
+        if args.decoder_layers:
+            config = config.replace(decoder_layers=args.decoder_layers)
         rows.append(_row(args, name, config, train, validation, test))
         print(pages.tables(rows), flush=True)
     return rows
@@ -275,6 +287,7 @@ def _row(args, name, config, train, validation, test):
     row = {
         "variant": name,
         "adds": "nothing" if name == "baseline" else _adds(name),
+        **_shape(config),
         "parameters": translator.model.count_params(),
         "epochs": len(history.history["loss"]),
         "train min": round(minutes, 1),
@@ -295,11 +308,21 @@ def _row(args, name, config, train, validation, test):
         row["test chrF"] = round(scores["chrf"], 2)
         row["sacreBLEU"] = scores["bleu_signature"]
     if args.save:
-        folder = os.path.join(args.save, f"{args.pair}-{args.model}-{name}")
+        model = args.model
+        if config.decoder_layers:
+            model += f"-{config.decoder_layers}-decoder"
+        folder = os.path.join(args.save, f"{args.pair}-{model}-{name}")
         translator.save(folder)
         print(f"saved {folder}", flush=True)
     print(f"{name}: {row}", flush=True)
     return row
+
+
+def _shape(config):
+    """The row's `decoder layers`, where `--decoder-layers` set them."""
+    if config.decoder_layers is None:
+        return {}
+    return {"decoder layers": config.decoder_layers}
 
 
 def _adds(name):

@@ -26,6 +26,7 @@ POSITIVE_INT_FLAGS = (
     "embedding_dim",
     "hidden_units",
     "units",
+    "decoder_layers",
     "vocabulary_size",
     "max_length",
     "max_events",

@@ -33,6 +33,9 @@ class TranslationConfig(AppConfig):
     bidirectional: bool = True
     # Transformer.
     num_layers: int = 2
+    # The decoder's blocks, when fewer than the encoder's (a shallow
+    # decoder: each decoding step runs these; None: `num_layers`).
+    decoder_layers: int | None = None
     model_dim: int = 256
     num_heads: int = 4
     feed_forward_dim: int = 1024
@@ -121,7 +124,7 @@ class TranslationConfig(AppConfig):
                 "`placeholders` must name each rule once. "
                 f"Received: placeholders={self.placeholders!r}"
             )
-        for name in ("num_key_value_heads", "sliding_window"):
+        for name in ("num_key_value_heads", "sliding_window", "decoder_layers"):
             if getattr(self, name) is not None:
                 check_positive_int(name, getattr(self, name))
         check_rate("dropout", self.dropout)
@@ -138,6 +141,11 @@ class TranslationConfig(AppConfig):
                 "`tie_embeddings` needs `model='transformer'` (the RNN's "
                 "logits layer reads its attentional state, not an "
                 f"embedding). Received: model={self.model!r}"
+            )
+        if self.decoder_layers is not None and self.model != "transformer":
+            raise ValueError(
+                "`decoder_layers` needs `model='transformer'` (the RNN "
+                f"decodes with one cell). Received: model={self.model!r}"
             )
         if self.attention_dropout and self.model != "transformer":
             raise ValueError(

@@ -127,6 +127,13 @@ def train_parser():
         help="the Transformer's dropout on its attention weights (default 0)",
     )
     parser.add_argument(
+        "--decoder-layers",
+        type=int,
+        metavar="N",
+        help="the Transformer's decoder blocks (default: as many as the "
+        "encoder's, 2): a shallow decoder makes each decoding step cheaper",
+    )
+    parser.add_argument(
         "--tie-embeddings",
         action="store_true",
         default=None,

@@ -34,6 +34,7 @@ def build_translation_model(
         source_vocabulary_size,
         target_vocabulary_size,
         num_layers=config.num_layers,
+        decoder_layers=config.decoder_layers,
         model_dim=config.model_dim,
         num_heads=config.num_heads,
         feed_forward_dim=config.feed_forward_dim,

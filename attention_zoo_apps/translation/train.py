@@ -78,6 +78,7 @@ def _config(args, synthetic, train_pairs=None):
             "max_length",
             "dropout",
             "attention_dropout",
+            "decoder_layers",
             "tie_embeddings",
             "joint_vocabulary",
             "learning_rate_schedule",

@@ -58,6 +58,7 @@ def build_transformer_translator(
     source_vocabulary_size,
     target_vocabulary_size,
     num_layers=2,
+    decoder_layers=None,
     model_dim=256,
     num_heads=4,
     feed_forward_dim=1024,
@@ -76,9 +77,10 @@ def build_transformer_translator(
     Source ids -> `PositionalEmbedding` ("source_embedding") -> dropout ->
     `num_layers` `TransformerEncoderBlock`s ("encoder_0", ...) ->
     `LayerNormalization` ("encoder_norm"). Target ids (shifted right,
-    starting with START) -> "target_embedding" -> dropout -> `num_layers`
-    `TransformerDecoderBlock`s ("decoder_0", ...: causal self-attention,
-    cross-attention over the encoder output) -> "decoder_norm" -> "logits"
+    starting with START) -> "target_embedding" -> dropout ->
+    `decoder_layers` `TransformerDecoderBlock`s ("decoder_0", ...: causal
+    self-attention, cross-attention over the encoder output) ->
+    "decoder_norm" -> "logits"
     (a float32 `Dense`, or with `tie_embeddings=True` the target embedding
     matrix transposed plus a bias, `LogitsBias`). Id 0 is padding: it is
     masked in every attention, and the logits carry the target mask, so
@@ -90,7 +92,11 @@ def build_transformer_translator(
     Args:
         source_vocabulary_size: int, source vocabulary size.
         target_vocabulary_size: int, target vocabulary size `V`.
-        num_layers: int, encoder and decoder blocks each. Defaults to `2`.
+        num_layers: int, encoder blocks, and decoder blocks unless
+            `decoder_layers` is given. Defaults to `2`.
+        decoder_layers: optional int, decoder blocks (a shallow decoder
+            makes each decoding step cheaper). Defaults to `None`
+            (`num_layers`).
         model_dim: int, model width `D` (a multiple of `num_heads`).
             Defaults to `256`.
         num_heads: int, attention heads; each has size
@@ -132,6 +138,10 @@ def build_transformer_translator(
         ("source_vocabulary_size", source_vocabulary_size),
         ("target_vocabulary_size", target_vocabulary_size),
         ("num_layers", num_layers),
+        (
+            "decoder_layers",
+            num_layers if decoder_layers is None else decoder_layers,
+        ),
         ("model_dim", model_dim),
         ("num_heads", num_heads),
         ("feed_forward_dim", feed_forward_dim),
@@ -196,7 +206,9 @@ def build_transformer_translator(
     )
     y = target_embedding(target_in)
     y = keras.layers.Dropout(dropout, name="target_dropout")(y)
-    for i in range(num_layers):
+    if decoder_layers is None:
+        decoder_layers = num_layers
+    for i in range(decoder_layers):
         y = TransformerDecoderBlock(**block_args, name=f"decoder_{i}")(
             y, memory, decoder_mask=target_mask, encoder_mask=source_mask
         )
@@ -242,19 +254,21 @@ class TransformerAdapter(TranslationAdapter):
         self.model = model
         self.max_decode_length = max_decode_length
         layers = {layer.name: layer for layer in model.layers}
-        count = 0
-        while f"decoder_{count}" in layers:
-            count += 1
-        if not count or "source_embedding" not in layers:
+        encoders = decoders = 0
+        while f"encoder_{encoders}" in layers:
+            encoders += 1
+        while f"decoder_{decoders}" in layers:
+            decoders += 1
+        if not decoders or "source_embedding" not in layers:
             raise ValueError(
                 "`model` must come from `build_transformer_translator`. "
                 f"Received: model with layers {sorted(layers)}"
             )
         self._source_embedding = layers["source_embedding"]
-        self._encoders = [layers[f"encoder_{i}"] for i in range(count)]
+        self._encoders = [layers[f"encoder_{i}"] for i in range(encoders)]
         self._encoder_norm = layers["encoder_norm"]
         self._target_embedding = layers["target_embedding"]
-        self._decoders = [layers[f"decoder_{i}"] for i in range(count)]
+        self._decoders = [layers[f"decoder_{i}"] for i in range(decoders)]
         self._decoder_norm = layers["decoder_norm"]
         self._logits = layers["logits"]
         self._tied = isinstance(self._logits, LogitsBias)

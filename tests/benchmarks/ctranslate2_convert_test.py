@@ -1,9 +1,10 @@
 """`benchmarks.ctranslate2_convert`: a Transformer translator converted to
 CTranslate2 translates as ours does, token for token (greedy, float32,
 the same log-probabilities to 1e-4), with grouped-query heads, learned
-positions and tied embeddings too; its int8 weights, converted from a
-saved bundle by the command line, load and translate; and what the spec
-cannot express is refused in one line, before anything is written."""
+positions, tied embeddings and a shallow decoder too; its int8 weights,
+converted from a saved bundle by the command line, load and translate;
+and what the spec cannot express is refused in one line, before anything
+is written."""
 
 import json
 import os
@@ -93,12 +94,15 @@ def test_float32_translations_are_ours_token_for_token(trained, tmp_path):
     _check_same(found)
 
 
-def test_grouped_query_learned_positions_and_tied_logits_convert(tmp_path):
+def test_grouped_query_learned_positions_tied_logits_shallow_decoder(
+    tmp_path,
+):
     translator = _untrained(
         num_heads=4,
         num_key_value_heads=2,
         positions="learned",
         tie_embeddings=True,
+        decoder_layers=1,  # two encoder blocks, one decoder block
     )
     folder = ctranslate2_convert.convert(translator, str(tmp_path))
     sources = translator.source_ids(TEXTS[:20])

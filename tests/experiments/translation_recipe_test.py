@@ -148,3 +148,31 @@ def _recording(function, calls):
         return result
 
     return recorded
+
+
+def test_a_shallow_decoder_is_named_in_the_row_and_the_saved_folder(tmp_path):
+    args = translation_recipe._parser().parse_args(
+        ["--model", "transformer", "--decoder-layers", "1"]
+    )
+    assert args.decoder_layers == 1
+    config = registry.get("translation").tiny_config()
+    config = config.replace(
+        model="transformer", num_layers=2, decoder_layers=1, epochs=1
+    )
+    pairs = make_synthetic_pairs(60, seed=0).pairs
+    args = argparse.Namespace(
+        minutes=5.0,
+        choose_search=False,
+        test=False,
+        save=str(tmp_path),
+        pair="spa-eng",
+        model="transformer",
+    )
+    row = translation_recipe._row(
+        args, "baseline", config, pairs[:48], pairs[48:], []
+    )
+    assert row["decoder layers"] == 1
+    saved = Translator.load(
+        str(tmp_path / "spa-eng-transformer-1-decoder-baseline")
+    )
+    assert saved.config.decoder_layers == 1

@@ -151,6 +151,7 @@ def test_padding_does_not_change_real_positions():
         dict(),
         dict(tie_embeddings=True, positions="learned", num_layers=2),
         dict(OPTIONS, num_layers=2),
+        dict(num_layers=2, decoder_layers=1),  # a shallow decoder
     ],
 )
 def test_adapter_matches_teacher_forcing(kwargs, compiled):
@@ -244,6 +245,7 @@ def test_mixed_bfloat16_gives_float32_logits():
         (dict(source_vocabulary_size=0), "source_vocabulary_size"),
         (dict(target_vocabulary_size=2.0), "target_vocabulary_size"),
         (dict(num_layers=0), "num_layers"),
+        (dict(decoder_layers=0), "decoder_layers"),
         (dict(model_dim=15), "model_dim"),
         (dict(num_heads=-2), "num_heads"),
         (dict(feed_forward_dim=0), "feed_forward_dim"),
@@ -332,3 +334,29 @@ def test_the_config_carries_the_attention_options_to_the_model():
         TranslationConfig(num_heads=4, num_key_value_heads=3)
     with pytest.raises(ValueError, match="sliding_window"):
         TranslationConfig(sliding_window=0)
+
+
+def test_a_shallow_decoder_has_its_own_block_count():
+    from attention_zoo_apps.translation.config import TranslationConfig
+    from attention_zoo_apps.translation.model import build_translation_model
+
+    config = TranslationConfig(
+        model="transformer",
+        num_layers=3,
+        decoder_layers=1,
+        model_dim=16,
+        num_heads=2,
+        feed_forward_dim=32,
+        max_length=8,
+    )
+    assert TranslationConfig.from_json(config.to_json()) == config
+    model = build_translation_model(config, 30, 30)
+    names = {layer.name for layer in model.layers}
+    assert {"encoder_0", "encoder_1", "encoder_2", "decoder_0"} <= names
+    assert "encoder_3" not in names and "decoder_1" not in names
+    adapter = make_transformer_adapter(model)
+    assert (len(adapter._encoders), len(adapter._decoders)) == (3, 1)
+    with pytest.raises(ValueError, match="`decoder_layers` needs"):
+        TranslationConfig(decoder_layers=1)
+    with pytest.raises(ValueError, match="decoder_layers"):
+        config.replace(decoder_layers=0)
