@@ -118,14 +118,7 @@ def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(
         "Translator",
         lambda config: fitted.append(Translator(config)) or fitted[-1],
     )
-    args = argparse.Namespace(
-        minutes=5.0,
-        choose_search=False,
-        test=True,
-        save=str(tmp_path),
-        pair="spa-eng",
-        model="rnn",
-    )
+    args = _row_args(tmp_path, "rnn", test=True)
     row = translation_recipe._row(
         args, "averaged", config, pairs[:96], pairs[96:108], pairs[108:]
     )
@@ -139,6 +132,19 @@ def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(
     saved = Translator.load(str(tmp_path / "spa-eng-rnn-averaged"))
     for mine, theirs in zip(weights, saved.model.get_weights()):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def _row_args(save, model, test):
+    """The flags `_row` reads: spa-eng, 5 minutes, no search chosen,
+    saved in `save`."""
+    return argparse.Namespace(
+        minutes=5.0,
+        choose_search=False,
+        test=test,
+        save=str(save),
+        pair="spa-eng",
+        model=model,
+    )
 
 
 def _recording(function, calls):
@@ -160,14 +166,7 @@ def test_a_shallow_decoder_is_named_in_the_row_and_the_saved_folder(tmp_path):
         model="transformer", num_layers=2, decoder_layers=1, epochs=1
     )
     pairs = make_synthetic_pairs(60, seed=0).pairs
-    args = argparse.Namespace(
-        minutes=5.0,
-        choose_search=False,
-        test=False,
-        save=str(tmp_path),
-        pair="spa-eng",
-        model="transformer",
-    )
+    args = _row_args(tmp_path, "transformer", test=False)
     row = translation_recipe._row(
         args, "baseline", config, pairs[:48], pairs[48:], []
     )

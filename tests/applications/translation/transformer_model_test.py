@@ -300,23 +300,30 @@ def test_greedy_search_agrees_with_teacher_forced_argmax():
                 break
 
 
-def test_the_config_carries_the_attention_options_to_the_model():
-    import json
-
+def _config_and_model(**changes):
+    """A tiny Transformer `TranslationConfig` with `changes`, checked to
+    round-trip through JSON, and its model (30 words a side)."""
     from attention_zoo_apps.translation.config import TranslationConfig
     from attention_zoo_apps.translation.model import build_translation_model
 
     config = TranslationConfig(
         model="transformer",
-        num_layers=1,
         model_dim=16,
         num_heads=2,
         feed_forward_dim=32,
         max_length=8,
-        **OPTIONS,
+        **changes,
     )
     assert TranslationConfig.from_json(config.to_json()) == config
-    model = build_translation_model(config, 30, 30)
+    return config, build_translation_model(config, 30, 30)
+
+
+def test_the_config_carries_the_attention_options_to_the_model():
+    import json
+
+    from attention_zoo_apps.translation.config import TranslationConfig
+
+    config, model = _config_and_model(num_layers=1, **OPTIONS)
     for name in ("encoder_0", "decoder_0"):
         for option, value in OPTIONS.items():
             assert getattr(model.get_layer(name), option) == value
@@ -338,19 +345,8 @@ def test_the_config_carries_the_attention_options_to_the_model():
 
 def test_a_shallow_decoder_has_its_own_block_count():
     from attention_zoo_apps.translation.config import TranslationConfig
-    from attention_zoo_apps.translation.model import build_translation_model
 
-    config = TranslationConfig(
-        model="transformer",
-        num_layers=3,
-        decoder_layers=1,
-        model_dim=16,
-        num_heads=2,
-        feed_forward_dim=32,
-        max_length=8,
-    )
-    assert TranslationConfig.from_json(config.to_json()) == config
-    model = build_translation_model(config, 30, 30)
+    config, model = _config_and_model(num_layers=3, decoder_layers=1)
     names = {layer.name for layer in model.layers}
     assert {"encoder_0", "encoder_1", "encoder_2", "decoder_0"} <= names
     assert "encoder_3" not in names and "decoder_1" not in names
