@@ -20,10 +20,9 @@ from attention_zoo.export import check_model_precision
 
 class ExportPrecisionCheck(keras.callbacks.Callback):
     """Raises `NothingToQuantize` (or `Int8Unavailable`) as training
-    begins (the model built,
-    no epoch trained) when `bundle`'s model cannot have the export
-    `precision`. First in `fit`'s callbacks, so that the others have
-    written nothing yet."""
+    begins (the model built, no epoch trained) when `bundle`'s model
+    cannot have the export `precision`. First in `fit`'s callbacks, so
+    that the others have written nothing yet."""
 
     def __init__(self, bundle, precision):
         super().__init__()
@@ -37,9 +36,8 @@ class ExportPrecisionCheck(keras.callbacks.Callback):
 @contextlib.contextmanager
 def refusals(command):
     """Reports a `NothingToQuantize` or `Int8Unavailable` raised inside as
-    `command`'s error:
-    one line on stderr, `--export-precision int8` and the reason, exit
-    code 2."""
+    `command`'s error: one line on stderr, `--export-precision int8` and
+    the reason, exit code 2."""
     try:
         yield
     except (NothingToQuantize, Int8Unavailable) as error:

@@ -56,7 +56,6 @@ RECIPE = dict(
 # The recipe's warm-up (1,000 updates: about 0.6 epoch of spa-eng), cut
 # to one epoch on smaller data.
 MAX_WARMUP_STEPS = 1000
-BATCH_SIZE = TranslationConfig.batch_size
 
 
 def _config(args, synthetic, train_pairs=None):
@@ -99,7 +98,8 @@ def _config(args, synthetic, train_pairs=None):
     if values.get("learning_rate_schedule") == "inverse_sqrt":
         if args.warmup_steps is None:
             values["warmup_steps"] = warmup_steps(
-                train_pairs, values.get("batch_size", BATCH_SIZE)
+                train_pairs,
+                values.get("batch_size", TranslationConfig.batch_size),
             )
     return TranslationConfig(**values)
 
