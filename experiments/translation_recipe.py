@@ -254,7 +254,7 @@ def _measure(args):
             continue
         if args.epochs:
             config = config.replace(epochs=args.epochs)
-        if args.decoder_layers:
+        if args.decoder_layers is not None:  # 0 or the RNN: a ValueError
             config = config.replace(decoder_layers=args.decoder_layers)
         rows.append(_row(args, name, config, train, validation, test))
         print(pages.tables(rows), flush=True)
