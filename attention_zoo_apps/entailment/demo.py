@@ -56,7 +56,7 @@ def _shipped(model, examples, pictures):
 
 RECIPE = Recipe(
     shipped=_shipped,
-    settings={"synthetic-examples": 8000, "epochs": 10},
+    settings={"synthetic-examples": 8000, "epochs": 15},
     quick_settings={
         "synthetic-examples": 300,
         "epochs": 1,

@@ -28,13 +28,17 @@ from attention_zoo_apps.entailment.config import EntailmentConfig
 from attention_zoo_apps.entailment.synthetic import make_synthetic_entailment
 
 # A model that learns the generated data in a few minutes on 2 cores.
+# Learning rate 1e-3: at 3e-3, 8,000 pairs left 2 of 3 seeds below 80 %
+# validation accuracy after 10 epochs on an AVX2-only EPYC (and the demo
+# below its 85 % test bar); at 1e-3 seeds 0 to 7 reach 97 to 100 % by
+# epoch 15 there.
 SYNTHETIC_DEFAULTS = dict(
     embedding_dim=64,
     hidden_units=100,
     vocabulary_size=500,
     dropout=0.0,
     batch_size=64,
-    learning_rate=3e-3,
+    learning_rate=1e-3,
     epochs=15,
 )
 # The word vectors real data starts from where they are installed.

@@ -41,7 +41,7 @@ def _check_epochs(run_dir, epochs):
         assert plugin == "scalars"
         assert float(value) == pytest.approx(float(rows[step]["loss"]))
     for _, _, value in found[("train", "epoch_learning_rate")]:
-        assert float(value) == pytest.approx(3e-3)  # the synthetic default
+        assert float(value) == pytest.approx(1e-3)  # the synthetic default
     shown = watching.WATCHED_EXAMPLES
     for i in range(shown):
         attention = found[(watching.EXAMPLES_RUN, f"attention/{i}")]

@@ -314,16 +314,14 @@ def test_intra_attention_learns_the_generated_data():
     classifier = EntailmentClassifier(config)
     classifier.fit(train, verbose=0)
     report = classifier.evaluate(validation)
-    # Chance is 1/3. The intra-attention model learns more slowly than the
-    # plain one (above 0.85) and its validation accuracy after these 15
-    # epochs moves with the CPU's float arithmetic: 0.805 on an AVX2-only
-    # EPYC, above 0.85 on others (and 0.80 to 0.86 between epochs 15 and 25
-    # on the EPYC), so its bar is lower.
-    assert report["accuracy"] > 0.75, report
+    # Chance is 1/3. Measured 0.953 on an AVX2-only EPYC (with the
+    # synthetic learning rate 3e-3 of before: 0.805 there, above 0.85 on
+    # AVX-512 CPUs; the rate is 1e-3 since, see SYNTHETIC_DEFAULTS).
+    assert report["accuracy"] > 0.85, report
     # The alignment links the decisive word pairs more often than a
     # uniform guess over the hypothesis would. With intra-attention each
-    # word also carries its neighbours, and the alignment spreads: 1.76
-    # times chance on the AVX2-only EPYC (159 hits), against 3 times for
-    # the plain model.
+    # word also carries its neighbours and the alignment may spread:
+    # measured 5.0 times chance (451 hits) on the same EPYC; the bar of 2
+    # leaves room for other CPUs' arithmetic.
     hits, chance = cue_hits(classifier)
-    assert hits > 1.3 * chance, (hits, chance)
+    assert hits > 2 * chance, (hits, chance)
