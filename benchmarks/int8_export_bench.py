@@ -30,7 +30,9 @@ this order:
    once before): median ms per call and the speed-up over the first
    export.
 
-With `--out DIR` it writes `DIR/int8_export_bench.json` and `.txt`.
+With `--out DIR` it writes `DIR/int8_export_bench.json` and `.txt`. On a
+CPU whose TensorFlow cannot run the int8 matmul (no AVX-512 VNNI or AMX;
+`int8.int8_available`) it stops first, in one line.
 """
 
 import argparse
@@ -44,6 +46,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402, F401  (registers the tokenizer ops)
 
+from attention_zoo.export import int8  # noqa: E402
 from attention_zoo_apps.common import zoo  # noqa: E402
 from attention_zoo_apps.translation.translator import Translator  # noqa: E402
 from benchmarks import harness  # noqa: E402
@@ -68,12 +71,18 @@ def _parser():
 
 
 def main(argv=None):
-    return harness.run(__file__, _parser(), measure, argv)
+    """Exits with one line where this CPU cannot run the int8 export (no
+    AVX-512 VNNI or AMX: `int8.check_int8_available`)."""
+    try:
+        return harness.run(__file__, _parser(), measure, argv)
+    except int8.Int8Unavailable as error:
+        sys.exit(f"int8_export_bench: {error}")
 
 
 def measure(args):
     if args.kernels_of:
         return _print_kernels(args.kernels_of)
+    int8.check_int8_available()  # before any export is made
     pairs = translation_pairs.chosen(args)
     sources = [source for source, _ in pairs]
     translator = Translator.from_export(zoo.resolve(args.model))

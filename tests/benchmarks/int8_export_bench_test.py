@@ -34,6 +34,16 @@ def test_the_int8_kernels_are_read_from_the_verbose_log():
     assert int8_export_bench.onednn_matmul_kernels("") == []
 
 
+def test_a_cpu_without_int8_matmuls_stops_it_in_one_line_first(monkeypatch):
+    monkeypatch.setattr(int8, "int8_available", lambda: False)
+    # The check comes before the model is even looked up.
+    with pytest.raises(SystemExit) as stopped:
+        int8_export_bench.main(["--model", "no-such-model", "--synthetic"])
+    message = str(stopped.value.code)
+    assert message.startswith("int8_export_bench: TensorFlow cannot run")
+    assert "\n" not in message
+
+
 @NEEDS_INT8
 @pytest.mark.slow
 def test_the_benchmark_scores_both_exports_then_times_them(
