@@ -11,11 +11,11 @@ train translation --export` writes it on a CPU (float32, no XLA), with
 `--export-precision int8` (its large `Dense` layers as oneDNN int8
 matmuls; left out, with a printed line, on a CPU whose TensorFlow cannot
 run them: `int8.int8_available`) and with `--jit-compile on` (float32,
-XLA); and converted to
-CTranslate2 twice (`benchmarks.ctranslate2_convert`: float32 and int8
-weights). The sentences are the first `--pairs` sources of the Tatoeba
-spa-eng test split (`benchmarks.translation_pairs`; with `--synthetic`,
-generated pairs, for a bundle trained on them).
+XLA); and converted to CTranslate2 twice
+(`benchmarks.ctranslate2_convert`: float32 and int8 weights). The
+sentences are the first `--pairs` sources of the Tatoeba spa-eng test
+split (`benchmarks.translation_pairs`; with `--synthetic`, generated
+pairs, for a bundle trained on them).
 
 First the outputs: each candidate's greedy translations (CTranslate2's
 written back to text by our target tokenizer) against the first
