@@ -162,28 +162,27 @@ def _captioning_export_view(result):
 
 
 def _translation_serving_cost_view(result):
-    """`translation_serving_cost`: the models' sizes, a quality row per
-    export and the speed rows, under the sentences and the search."""
+    """`translation_serving_cost`: the models' sizes under the sentences,
+    then per search a quality row per export and the speed rows."""
     total = result["sentences"]
-    quality = [
-        {
-            "export": row["export"],
-            "BLEU": row["bleu"],
-            "chrF": row["chrf"],
-            "same translations as its graph export": (
-                f"{row['same translations']:,} of {total:,}"
-            ),
-        }
-        for row in result["quality"]
-    ]
-    title = f"{total:,} test sentences, {result['search']} search"
-    return {
-        title: {
-            "models": result["models"],
+    view = {f"{total:,} test sentences": {"models": result["models"]}}
+    for searched in result["searches"]:
+        quality = [
+            {
+                "export": row["export"],
+                "BLEU": row["bleu"],
+                "chrF": row["chrf"],
+                "same translations as its graph export": (
+                    f"{row['same translations']:,} of {total:,}"
+                ),
+            }
+            for row in searched["quality"]
+        ]
+        view[f"{searched['search']} search"] = {
             "quality": quality,
-            "speed": result["rows"],
+            "speed": searched["rows"],
         }
-    }
+    return view
 
 
 def _ctranslate2_view(result):
@@ -495,12 +494,13 @@ TOPICS = (
             ),
             Section(
                 "translation_serving_cost",
-                "Translators of different kinds (the shipped GRU, the "
-                "Transformer) side by side: parameters and export size, "
-                "BLEU on the spa-eng test split, and the milliseconds per "
-                "call and per sentence of each one's graph and XLA exports,"
-                " called in alternation with 1 and 32 sentences a call: "
-                "what a sentence costs to serve.",
+                "Translators of different kinds side by side (the GRU of "
+                "`translation-spa-eng`'s versions 1 and 2, the Transformer "
+                "of its version 3): parameters and export size, then for "
+                "each search BLEU on the spa-eng test split and the "
+                "milliseconds per call and per sentence of each one's graph"
+                " and XLA exports, called in alternation with 1 and 32 "
+                "sentences a call: what a sentence costs to serve.",
                 view=_translation_serving_cost_view,
             ),
             Section(

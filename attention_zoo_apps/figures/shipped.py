@@ -38,6 +38,19 @@ def _strongest(tokens_in, tokens_out, weights, word):
     return tokens_in[int(np.argmax(row))], float(np.max(row))
 
 
+def _architecture(config):
+    """The translator's model and what its pictured weights are."""
+    if config.model == "transformer":
+        return (
+            "a Transformer; the weights are its last decoder layer's "
+            "cross-attention, averaged over its heads"
+        )
+    return (
+        f"a {config.cell.upper()} encoder-decoder with "
+        f"{config.attention or 'no'} attention"
+    )
+
+
 def translation_heatmaps(out):
     """Figure 15.19: the translator's attention on the book's sentences."""
     application = registry.get("translation")
@@ -70,9 +83,10 @@ def translation_heatmaps(out):
         with_accents = translator.explain(accented)["translation"]
         said.append(f'{line} (with accents, "{accented}" -> "{with_accents}")')
     caption = (
-        f"Attention of the shipped `{TRANSLATOR}` (a GRU encoder-decoder "
-        f"with additive attention) while it translates the book's two "
-        f"sentences, subword tokens on the axes: {'; '.join(said)}. The "
+        f"Attention of the shipped `{TRANSLATOR}` "
+        f"({_architecture(translator.config)}) while it translates the "
+        f"book's two sentences, subword tokens on the axes: "
+        f"{'; '.join(said)}. The "
         f'book\'s model wrote "it is very cold here." and "are you still '
         f'at home?", with "home" attending to "?".'
     )

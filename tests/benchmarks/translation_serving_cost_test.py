@@ -4,6 +4,7 @@ wrote: sizes, quality and timings of both models' exports, in a result
 file its performance page shows."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -25,31 +26,37 @@ def test_two_models_are_sized_scored_and_timed_side_by_side(shared, tmp_path):
     ):
         np.testing.assert_array_equal(mine, theirs)
     argv = ["--models", export, str(saved), "--synthetic", "--pairs", "40"]
+    argv += ["--beam-size", "1", "2", "--repeats", "1"]
     out = tmp_path / "out"
-    translation_serving_cost.main(argv + ["--repeats", "1", "--out", str(out)])
+    translation_serving_cost.main(argv + ["--out", str(out)])
     with open(out / "translation_serving_cost.json", encoding="utf-8") as file:
         document = json.load(file)
     result = document["result"]
-    assert result["sentences"] == 40 and result["search"] == "greedy"
+    assert result["sentences"] == 40
     first, second = result["models"]
     assert first["parameters"] == second["parameters"] > 0
     assert first["export MB"] > 0
-    exports = [row["export"] for row in result["quality"]]
-    assert len(exports) == 4 and exports[0].endswith("(rnn), graph")
-    for row in result["quality"]:
-        # The same weights and search: every export translates alike.
-        assert row["same translations"] == 40, row
-    assert result["quality"][0]["bleu"] == result["quality"][2]["bleu"]
-    rows = result["rows"]
-    assert {(row["batch"], row["export"]) for row in rows} == {
-        (batch, name)
-        for batch in translation_serving_cost.BATCHES
-        for name in exports
-    }
-    for row in rows:
-        assert row["ms per sentence"] == pytest.approx(
-            row["ms per call"] / row["batch"], abs=0.01
-        )
+    named = "/".join(export.rstrip(os.sep).split(os.sep)[-2:])
+    greedy, beam = result["searches"]
+    assert (greedy["search"], beam["search"]) == ("greedy", "beam 2, lp 0.6")
+    for searched in (greedy, beam):
+        exports = [row["export"] for row in searched["quality"]]
+        # A version folder is named by its model's folder and version.
+        assert len(exports) == 4 and exports[0] == f"{named} (rnn), graph"
+        for row in searched["quality"]:
+            # The same weights and search: every export translates alike.
+            assert row["same translations"] == 40, row
+        quality = searched["quality"]
+        assert quality[0]["bleu"] == quality[2]["bleu"]
+        assert {(row["batch"], row["export"]) for row in searched["rows"]} == {
+            (batch, name)
+            for batch in translation_serving_cost.BATCHES
+            for name in exports
+        }
+        for row in searched["rows"]:
+            assert row["ms per sentence"] == pytest.approx(
+                row["ms per call"] / row["batch"], abs=0.01
+            )
     (topic,) = [
         t
         for t in pages.TOPICS
@@ -58,4 +65,5 @@ def test_two_models_are_sized_scored_and_timed_side_by_side(shared, tmp_path):
     backend = document["backend"]
     page = pages.page(topic, {(backend, "translation_serving_cost"): document})
     assert "same translations as its graph export" in page
+    assert "greedy search" in page and "beam 2, lp 0.6 search" in page
     assert "ms per sentence" in page and exports[3] in page

@@ -37,10 +37,11 @@ def test_every_recipe_is_shipped_with_its_card_and_sizes():
             text = f.read()
         assert card["command"] in text
         # The newest version is what is served and loaded; the older ones
-        # stay (TF Serving's versions are immutable) and count in the total.
+        # stay (TF Serving's versions are immutable) and count in the total
+        # (each translator holds two GRU versions and a Transformer's).
         assert _size(model.version) < 42e6, (name, _size(model.version))
         total += _size(model.path)
-    assert total < 150e6
+    assert total < 200e6
 
 
 def _size(path):
