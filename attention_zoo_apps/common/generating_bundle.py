@@ -1,6 +1,10 @@
 """`GeneratingBundle`: a bundle whose model generates tokens with a search."""
 
+import dataclasses
+
 from attention_zoo import decoding
+from attention_zoo.export import read_metadata
+from attention_zoo.export import resolve_version
 from attention_zoo_apps.common.bundle import SavedBundle
 from attention_zoo_apps.common.token_ids import END_ID
 from attention_zoo_apps.common.token_ids import START_ID
@@ -17,6 +21,20 @@ class GeneratingBundle(SavedBundle):
     """
 
     search_defaults = None
+
+    @classmethod
+    def from_export(cls, directory, strategy=None):
+        """`SavedBundle.from_export`, decoding as the export serves: where
+        its `metadata.json` records a beam search under `decoding` (e.g.
+        the one `train translation --choose-search` picked on
+        validation), that beam is the bundle's default search. A greedy,
+        sampling or N-best export leaves the bundle's own default."""
+        bundle = super().from_export(directory, strategy)
+        recorded = read_metadata(resolve_version(directory)).get("decoding")
+        bundle.search_defaults = exported_defaults(
+            bundle.search_defaults, recorded
+        )
+        return bundle
 
     def make_adapter(self):
         """The model's `attention_zoo.decoding.DecodingAdapter`."""
@@ -96,3 +114,24 @@ class GeneratingBundle(SavedBundle):
             fold_batch_norms=fold_batch_norms,
             search=search,
         )
+
+
+# The recorded options of a beam search (`SearchDefaults.options`).
+BEAM_OPTIONS = ("beam_size", "length_penalty", "coverage_penalty")
+
+
+def exported_defaults(defaults, recorded):
+    """`defaults` (a `SearchDefaults`) whose default search is the beam
+    search of an export's recorded `decoding` options, or `defaults` as
+    they are where `recorded` is empty, or not a beam of one result."""
+    recorded = recorded or {}
+    if (
+        recorded.get("beam_size", 1) <= 1
+        or recorded.get("sampling") is not None
+        or recorded.get("num_results", 1) != 1
+    ):
+        return defaults
+    given = {
+        k: recorded[k] for k in BEAM_OPTIONS if recorded.get(k) is not None
+    }
+    return dataclasses.replace(defaults, search=defaults.resolve(**given))

@@ -81,3 +81,30 @@ def test_from_preset_takes_a_folder_and_refuses_other_exports(exported):
         registry.get(other).bundle_class().from_export(base)
     with pytest.raises(FileNotFoundError, match="shipped models"):
         bundle_class.from_preset("no-such-model-anywhere")
+
+
+def test_a_beam_export_gives_the_bundle_its_search(tmp_path):
+    """An export that serves a beam (as `--choose-search` writes one)
+    decodes the same way from Python after `from_export`; a greedy one
+    keeps greedy search."""
+    from attention_zoo.decoding.searches import BeamSearch
+    from attention_zoo.decoding.searches import Greedy
+    from tests.support.tiny_bundles import columnar_inputs
+
+    bundle = tiny_bundle("translation")
+    beam = BeamSearch(beam_size=3, length_penalty=0.0)
+    bundle.export(str(tmp_path / "beam" / "1"), search=beam, jit_compile=False)
+    bundle.export(str(tmp_path / "greedy" / "1"), jit_compile=False)
+    loaded = type(bundle).from_export(str(tmp_path / "beam"))
+    assert loaded.search_defaults.resolve() == beam
+    texts = columnar_inputs("translation")["text"]
+    serve = tf.saved_model.load(str(tmp_path / "beam" / "1")).signatures[
+        "serving_default"
+    ]
+    served = serve(text=tf.constant(texts))["translation"].numpy()
+    assert loaded.translate(texts) == [text.decode() for text in served]
+    greedy = type(bundle).from_export(str(tmp_path / "greedy"))
+    assert greedy.search_defaults.resolve() == Greedy()
+    # Loose options still override the export's default.
+    assert greedy.search_defaults.resolve(beam_size=2).beam_size == 2
+    assert loaded.search_defaults.resolve(beam_size=1) == Greedy()
