@@ -138,11 +138,10 @@ _TRANSFORMER_WEAKNESSES = (
     _TRANSLATION_WEAKNESSES[0],
     "A name is copied only where the source vocabulary spells it in "
     "pieces (a name it rarely saw); a frequent one is translated as the "
-    "training pairs taught ('María' -> 'Mary'). A placeholder can be "
+    "training pairs taught (translation-spa-eng writes 'María' as "
+    "'Mary'). A placeholder can be "
     "dropped or land in the wrong place of a reordered sentence (the "
     "year of an example below is lost).",
-    "Spanish written without its accents, as the textbook prints its "
-    "two sentences, is read poorly (the examples below).",
     _TRANSLATION_WEAKNESSES[2],
     "Its search, chosen on the validation split (the test figures name "
     "it), costs more per sentence than greedy decoding where it is a "
@@ -214,7 +213,11 @@ RECIPES = {
             {"text": "hace mucho frio aqui."},
             {"text": "¿todavia estan en casa?"},
         ),
-        weaknesses=_TRANSFORMER_WEAKNESSES,
+        weaknesses=_TRANSFORMER_WEAKNESSES
+        + (
+            "Spanish written without its accents, as the textbook prints "
+            "its two sentences, is read poorly (the examples above).",
+        ),
         size=_TRANSFORMER_SIZE,
         method=_TRANSFORMER_METHOD,
         ablation=_RECIPE_ABLATION,
@@ -228,25 +231,35 @@ RECIPES = {
             "0",
             "--target-column",
             "1",
-            *_TRANSLATION_FLAGS,
+            *_TRANSFORMER_FLAGS,
         ),  # fmt: skip
-        task="English -> Spanish translation: a bidirectional GRU encoder "
-        "and a GRU decoder with additive (Bahdanau) attention.",
+        task="English -> Spanish translation: a Transformer (2 encoder "
+        "layers, 1 decoder layer, width 256, 4 heads) trained with the "
+        "standard NMT recipe; names, numbers and emoji it cannot spell are "
+        "copied from the source.",
         data=_TATOEBA.replace("a source sentence", "an English sentence"),
         examples=(
             {"text": "Where is the library?"},
             {"text": "I like to read books in the park."},
             {"text": "Tom can't swim."},
             {"text": "Tomorrow we are going to visit our grandparents."},
+            # The sentences version 2 of translation-spa-eng broke on
+            # (issue 37), in English.
+            {"text": "My friend María has lived in Buenos Aires since 2015."},
+            {
+                "text": "Tomorrow I'll go to the doctor because I have a "
+                "headache."
+            },
+            {"text": "I love coffee ☕ in the morning 😊"},
         ),
-        weaknesses=_TRANSLATION_WEAKNESSES
+        weaknesses=_TRANSFORMER_WEAKNESSES
         + (
             "Spanish gender and formality (tú / usted) are guessed from "
             "the sentence alone.",
         ),
-        size="The same model as translation-spa-eng, reversed (only the "
-        "spa->eng direction was compared with the transformer, which "
-        "scored 3.4 BLEU less there); nothing was traded for size.",
+        size=_TRANSFORMER_SIZE,
+        method=_TRANSFORMER_METHOD,
+        ablation=_RECIPE_ABLATION,
     ),
     "entailment-snli": Recipe(
         application="entailment",
