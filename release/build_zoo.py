@@ -100,11 +100,6 @@ _TATOEBA = (
     "5,977 validation / 5,967 test pairs, split so that a source sentence "
     "is never in two splits. The license asks for attribution to Tatoeba."
 )
-_TRANSLATION_FLAGS = (
-    "--model", "rnn", "--attention", "additive",
-    "--embedding-dim", "256", "--units", "256", "--vocabulary-size", "8000",
-    "--max-length", "32", "--batch-size", "64", "--epochs", "4",
-)  # fmt: skip
 # Issue 37's recipe on the Transformer with a one-layer decoder
 # (docs/quality/translation.md): label smoothing, warm-up then inverse
 # square root, the mean of the last two epochs, placeholders, and the
@@ -117,32 +112,17 @@ _TRANSFORMER_FLAGS = (
     "--average-checkpoints", "2", "--placeholders", "numbers,names,unknown",
     "--choose-search",
 )  # fmt: skip
-_TRANSLATION_WEAKNESSES = (
+_TRANSFORMER_WEAKNESSES = (
     "Tatoeba is short everyday sentences (most under 12 words): long, "
     "technical or formal text is far outside what it saw.",
-    "Names it never saw come out as another word or are dropped; numbers "
-    "and rare words go through subwords and are sometimes garbled.",
-    "One reference per sentence: BLEU counts a correct paraphrase as "
-    "wrong, so the figure understates what a reader sees.",
-    "Greedy decoding; `translate(..., beam_size=4)` in Python may help a "
-    "little and is slower.",
-)
-_TRANSLATION_SIZE = (
-    "Nothing was traded for size: of the models measured on this data "
-    "(BENCHMARKS.md), this GRU with 8,000-piece cased vocabularies scored "
-    "best within the 40-minute training budget, and it is smaller than the "
-    "2 + 2-layer transformer (7.6M parameters), which scored 3.4 BLEU less "
-    "after the 2 epochs its run could fit."
-)
-_TRANSFORMER_WEAKNESSES = (
-    _TRANSLATION_WEAKNESSES[0],
     "A name is copied only where the source vocabulary spells it in "
     "pieces (a name it rarely saw); a frequent one is translated as the "
     "training pairs taught (translation-spa-eng writes 'María' as "
     "'Mary'). A placeholder can be "
     "dropped or land in the wrong place of a reordered sentence (the "
     "year of an example below is lost).",
-    _TRANSLATION_WEAKNESSES[2],
+    "One reference per sentence: BLEU counts a correct paraphrase as "
+    "wrong, so the figure understates what a reader sees.",
     "Its search, chosen on the validation split (the test figures name "
     "it), costs more per sentence than greedy decoding where it is a "
     "beam; `Translator.from_preset(...).translate(texts, beam_size=1)` "
