@@ -39,6 +39,7 @@ from attention_zoo.export import read_metadata
 from attention_zoo.export import read_warmup_requests
 from attention_zoo.export import resolve_version
 from attention_zoo.export import write_warmup_requests
+from attention_zoo.export.atomic_file import write_text
 from attention_zoo_apps import registry
 from attention_zoo_apps.captioning import layout as layouts
 from attention_zoo_apps.captioning import splits
@@ -80,6 +81,8 @@ class Recipe:
         ablation: runs of `experiments.translation_recipe` under
             `docs/quality/results/` whose validation figures the card
             tabulates after `method`.
+        limits: what the card says of its input limits (default: its
+            application's `LIMITS_NOTES`).
     """
 
     application: str
@@ -92,6 +95,7 @@ class Recipe:
     sample: int = 300
     method: str = ""
     ablation: tuple = ()
+    limits: str = ""
 
 
 _TATOEBA = (
@@ -291,9 +295,23 @@ RECIPES = {
             "Image-caption language (SNLI's premises describe Flickr "
             "photos): other domains are outside what it saw.",
         ),
-        size="50-d GloVe vectors (the only ones installable offline; the "
-        "paper used 300-d GloVe 840B, which would add 5 MB of embeddings "
-        "here).",
+        size="Version 2 is version 1's weights exported again "
+        "(`EntailmentClassifier.from_export('saved_models/entailment-snli/1')"
+        ".export(...)` with its metadata), so that the export says what it "
+        "cuts and refuses empty sentences (below); version 1 is kept "
+        "unchanged, as TF Serving expects. 50-d GloVe vectors (the only ones "
+        "installable offline; the paper used 300-d GloVe 840B, which would "
+        "add 5 MB of embeddings here).",
+        limits="Longer sentences are cut to their first 64 tokens, never "
+        "silently: the export's `truncated` output (bool, one per pair) says "
+        "which pairs were cut and `attention-zoo predict` warns on stderr. "
+        "The strings are cut before they are tokenized (to 6,465 characters, "
+        "whitespace runs counting as one), so a huge request costs little "
+        "memory. An empty or whitespace-only premise or hypothesis is refused "
+        "at every door: `attention-zoo predict` exits with code 2, the export "
+        "fails the call with an `InvalidArgumentError` naming the input and "
+        "its batch positions (a 400 over REST). Version 1 did neither (it cut "
+        "silently and classified empty sentences).",
         sample=1000,
     ),
     "captioning-flickr8k": Recipe(
@@ -345,6 +363,12 @@ RECIPES = {
         "decoder's sizes (embedding 128, LSTM 256) are those measured on "
         "dev (BENCHMARKS.md). Weights are float32; nothing was cut for "
         "size.",
+        limits="Every image is resized to 224 x 224 pixels (squashed, not "
+        "cropped: the whole photo is seen). A caption is at most 20 tokens: "
+        "one that reaches it without ending is cut there, never silently: "
+        "`attention-zoo caption` says so on stderr naming the image, and the "
+        "export's `tokens` output then has no `[END]` (exports written since "
+        "have a `truncated` output too).",
         sample=125,
     ),
 }
@@ -546,9 +570,7 @@ def write_card(name, out, figures):
     """Writes `out/NAME/README.md` and `card.json` from `figures`."""
     recipe = RECIPES[name]
     folder = os.path.join(out, name)
-    with open(os.path.join(folder, CARD_JSON), "w") as f:
-        json.dump(figures, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    card = json.dumps(figures, indent=2, ensure_ascii=False) + "\n"
     metrics = figures["metrics"]
     serve = {
         "translation": f'attention-zoo translate {name} "'
@@ -641,7 +663,8 @@ def write_card(name, out, figures):
         "",
         *[f"- `{k}`: {v}" for k, v in sorted(limits.items())],
         "",
-        LIMITS_NOTES.get(
+        recipe.limits
+        or LIMITS_NOTES.get(
             recipe.application, "Longer inputs are cut, not refused."
         ),
         "",
@@ -650,8 +673,11 @@ def write_card(name, out, figures):
         *[f"- {text}" for text in recipe.weaknesses],
         "",
     ]
-    with open(os.path.join(folder, "README.md"), "w") as f:
-        f.write("\n".join(lines))
+    # Each file is whole, old or new, whatever stops the write (a full
+    # disk, a kill); the pair is not one step: card.json goes first, and
+    # `--card-only` writes both again from it.
+    write_text(os.path.join(folder, CARD_JSON), card)
+    write_text(os.path.join(folder, "README.md"), "\n".join(lines))
 
 
 def build(name, out, runs):
