@@ -55,6 +55,9 @@ SMALL = {
                    "--vocabulary-size", "60", "--image-size", "64"],
     "ehr": ["--embedding-dim", "8", "--units", "8"],
 }  # fmt: skip
+# Appended too to a translation line that trains a Transformer.
+SMALL_TRANSFORMER = ["--model-dim", "16", "--num-heads", "2",
+                     "--feed-forward-dim", "32"]  # fmt: skip
 # The same, for a line whose word vectors set the embedding size.
 SMALL_WITH_VECTORS = {
     "entailment": ["--hidden-units", "8", "--vocabulary-size", "60"]
@@ -240,6 +243,8 @@ def _run(line, argv, workspace, shared_data):
         if "--word-vectors" in argv:  # the vectors set the embedding size
             small = SMALL_WITH_VECTORS[app]
         extra += small
+        if _value(argv, "--model") == "transformer":
+            extra += SMALL_TRANSFORMER
     cwd = os.getcwd()
     os.chdir(folder)
     try:

@@ -153,6 +153,11 @@ class TranslationConfig(AppConfig):
                 "RNN's attention has no dropout). Received: "
                 f"model={self.model!r}"
             )
+        if self.model_dim % self.num_heads:
+            raise ValueError(
+                "`model_dim` must be a multiple of `num_heads`. Received: "
+                f"model_dim={self.model_dim}, num_heads={self.num_heads}"
+            )
         heads = self.num_key_value_heads
         if heads is not None and self.num_heads % heads:
             raise ValueError(

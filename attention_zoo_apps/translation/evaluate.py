@@ -1,10 +1,19 @@
 """Held-out metrics and attention pictures for translation."""
 
+import re
+
 import numpy as np
 from sacrebleu.metrics import BLEU
 from sacrebleu.metrics import CHRF
 
 from attention_zoo_apps.common.plots import plot_heatmap
+from attention_zoo_apps.translation.placeholders import PATTERN
+
+
+# A placeholder token `⦅0⦆` as a picture labels it, `<0>`: matplotlib's
+# font (DejaVu Sans) has no `⦅`, which it would draw as a box.
+def _shown(token):
+    return re.sub(PATTERN, lambda m: f"<{m.group(0)[1:-1]}>", token)
 
 
 def corpus_scores(hypotheses, references):
@@ -69,8 +78,8 @@ def plot_attention(
         `path`.
     """
     return plot_heatmap(
-        source_tokens,
-        target_tokens,
+        [_shown(token) for token in source_tokens],
+        [_shown(token) for token in target_tokens],
         weights,
         path,
         title=title,

@@ -127,6 +127,34 @@ def train_parser():
         help="the Transformer's dropout on its attention weights (default 0)",
     )
     parser.add_argument(
+        "--model-dim",
+        type=int,
+        metavar="D",
+        help="the Transformer's width, a multiple of --num-heads (default "
+        "256; 64 on the generated pair)",
+    )
+    parser.add_argument(
+        "--num-heads",
+        type=int,
+        metavar="H",
+        help="the Transformer's attention heads (default 4; 2 on the "
+        "generated pair)",
+    )
+    parser.add_argument(
+        "--feed-forward-dim",
+        type=int,
+        metavar="F",
+        help="the width of the Transformer's feed-forward layers (default "
+        "1024; 128 on the generated pair)",
+    )
+    parser.add_argument(
+        "--num-layers",
+        type=int,
+        metavar="N",
+        help="the Transformer's encoder blocks, and its decoder blocks "
+        "unless --decoder-layers says otherwise (default 2)",
+    )
+    parser.add_argument(
         "--decoder-layers",
         type=int,
         metavar="N",

@@ -58,12 +58,25 @@ RECIPE = dict(
 MAX_WARMUP_STEPS = 1000
 
 
+# The Transformer's sizes, each set by the flag of its name.
+TRANSFORMER_SIZES = ("model_dim", "num_heads", "feed_forward_dim", "num_layers")
+
+
 def _config(args, synthetic, train_pairs=None):
     """The run's `TranslationConfig`: the flags given, else (the synthetic
     pair's sizes and) the Transformer's `RECIPE` (a warm-up of one epoch's
     updates, at most `MAX_WARMUP_STEPS`: `train_pairs` is the training
     split's size, None before it is read), else `TranslationConfig`'s."""
     defaults = dict(SYNTHETIC_DEFAULTS) if synthetic else {}
+    # Sizes of a Transformer that is not trained would size nothing
+    # (`--init-from` compares them with the model's instead).
+    sized = [name for name in TRANSFORMER_SIZES if getattr(args, name)]
+    if sized and args.model != "transformer" and not args.init_from:
+        flag = "--" + sized[0].replace("_", "-")
+        raise ValueError(
+            f"{flag} sizes the Transformer: give --model transformer (the "
+            "RNN's sizes are --units and --embedding-dim)"
+        )
     if args.model == "transformer":
         defaults.update(RECIPE)
         if args.patience is not None:  # keeps the best epoch instead
@@ -74,6 +87,7 @@ def _config(args, synthetic, train_pairs=None):
         (
             "units",
             "embedding_dim",
+            *TRANSFORMER_SIZES,
             "max_length",
             "dropout",
             "attention_dropout",

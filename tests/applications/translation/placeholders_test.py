@@ -225,3 +225,11 @@ def test_a_translator_trained_with_placeholders_copies_new_words(tmp_path):
     serve = tf.saved_model.load(exported).signatures["serving_default"]
     served = serve(text=tf.constant(sources))["translation"].numpy()
     assert [text.decode() for text in served] == translations
+
+
+def test_pictures_label_a_placeholder_with_characters_their_font_has():
+    # matplotlib's DejaVu Sans has no `⦅`: a label would be a box and a
+    # warning (the documented Transformer line's tiny run drew one).
+    from attention_zoo_apps.translation.evaluate import _shown
+
+    assert _shown("⦅12⦆") == "<12>" and _shown("casa") == "casa"

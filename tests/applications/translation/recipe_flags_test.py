@@ -1,6 +1,7 @@
 """`train translation`'s `--dropout`, `--attention-dropout`,
-`--tie-embeddings` and `--joint-vocabulary` reach the model: the rates of
-its dropout layers and attentions, a Transformer whose logits come from
+`--tie-embeddings`, `--joint-vocabulary` and the Transformer's sizes
+reach the model: the rates of its dropout layers and attentions, its
+widths, heads and blocks, a Transformer whose logits come from
 its target embedding (no output `Dense` of its own), one vocabulary of
 both sides' words."""
 
@@ -66,6 +67,42 @@ def test_tied_embeddings_drop_the_transformers_output_weights():
     # The output Dense's kernel is gone (the logits keep a bias).
     saved = untied.model.count_params() - tied.model.count_params()
     assert saved == target_vocabulary * model_dim
+
+
+def test_the_transformer_takes_its_sizes_from_the_flags():
+    translator = _translator(
+        "--model", "transformer", "--model-dim", "24", "--num-heads", "3",
+        "--feed-forward-dim", "40", "--num-layers", "1",
+    )  # fmt: skip
+    config = translator.config
+    sizes = (config.model_dim, config.num_heads, config.feed_forward_dim)
+    assert sizes + (config.num_layers,) == (24, 3, 40, 1)
+    attentions = [
+        layer
+        for layer in translator.model._flatten_layers()
+        if isinstance(layer, MultiHead)
+    ]
+    # One block each: the encoder's self-attention, the decoder's self-
+    # and cross-attention, each of 3 heads of 24 / 3 = 8.
+    assert len(attentions) == 3
+    assert {(a.num_heads, a.key_dim) for a in attentions} == {(3, 8)}
+    widths = {
+        layer.units
+        for layer in translator.model._flatten_layers()
+        if type(layer).__name__ == "Dense"
+    }
+    assert 40 in widths
+
+
+def test_transformer_sizes_are_refused_elsewhere_and_checked():
+    parser = flags.train_parser()
+    with pytest.raises(ValueError, match="--num-heads sizes the Transformer"):
+        train._config(parser.parse_args(["--num-heads", "2"]), synthetic=True)
+    args = parser.parse_args(
+        ["--model", "transformer", "--model-dim", "30", "--num-heads", "4"]
+    )
+    with pytest.raises(ValueError, match="multiple of `num_heads`"):
+        train._config(args, synthetic=True)
 
 
 def test_bad_recipe_flags_are_one_line_errors():
