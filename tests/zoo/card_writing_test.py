@@ -10,7 +10,7 @@ import pytest
 from attention_zoo.export.atomic_file import WriteError
 from release import build_zoo
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(build_zoo.ROOT)
 NAMES = sorted(build_zoo.RECIPES)
 
 
