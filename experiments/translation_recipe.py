@@ -27,7 +27,8 @@ ingredient of the published recipes added, or all of them (`all`):
 
 `--decoder-layers N` gives the Transformer N decoder blocks (a shallow
 decoder, cheaper per decoding step; `-N-decoder` in the saved folder's
-name).
+name). `--max-length N` reads and translates up to N pieces a sentence
+instead of 32, which cuts about 3% of Multi30K's longer sentences.
 
 Ingredients joined by `+` (`label-smoothing+averaged`) are a variant of
 those ingredients together: the final configurations, chosen by the
@@ -209,6 +210,13 @@ def _parser():
         help="the Transformer's decoder blocks (default: 2, the encoder's)",
     )
     parser.add_argument(
+        "--max-length",
+        type=int,
+        metavar="N",
+        help="pieces a sentence is read and translated to (default: "
+        f"{BASE['max_length']}, for Tatoeba's short sentences)",
+    )
+    parser.add_argument(
         "--choose-search",
         action="store_true",
         help="pick the beam and length penalty on the validation pairs",
@@ -248,17 +256,29 @@ def _measure(args):
     )
     rows = []
     for name in args.variants:
-        config = variant_config(args.model, name)
+        config = configure(args, name)
         if config is None:
             print(f"{name}: not for the {args.model}")
             continue
-        if args.epochs:
-            config = config.replace(epochs=args.epochs)
-        if args.decoder_layers is not None:  # 0 or the RNN: a ValueError
-            config = config.replace(decoder_layers=args.decoder_layers)
         rows.append(_row(args, name, config, train, validation, test))
         print(pages.tables(rows), flush=True)
     return rows
+
+
+def configure(args, name):
+    """Variant `name`'s config with the command line's `--epochs`,
+    `--decoder-layers` and `--max-length`; `None` where the variant is
+    not for `args.model`."""
+    config = variant_config(args.model, name)
+    if config is None:
+        return None
+    if args.epochs:
+        config = config.replace(epochs=args.epochs)
+    if args.decoder_layers is not None:  # 0 or the RNN: a ValueError
+        config = config.replace(decoder_layers=args.decoder_layers)
+    if args.max_length is not None:
+        config = config.replace(max_length=args.max_length)
+    return config
 
 
 def _row(args, name, config, train, validation, test):
@@ -319,10 +339,14 @@ def _row(args, name, config, train, validation, test):
 
 
 def _shape(config):
-    """The row's `decoder layers`, where `--decoder-layers` set them."""
-    if config.decoder_layers is None:
-        return {}
-    return {"decoder layers": config.decoder_layers}
+    """The row's `decoder layers` and `max length`, where
+    `--decoder-layers` and `--max-length` set them."""
+    shape = {}
+    if config.decoder_layers is not None:
+        shape["decoder layers"] = config.decoder_layers
+    if config.max_length != BASE["max_length"]:
+        shape["max length"] = config.max_length
+    return shape
 
 
 def _adds(name):

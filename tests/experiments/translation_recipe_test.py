@@ -175,3 +175,22 @@ def test_a_shallow_decoder_is_named_in_the_row_and_the_saved_folder(tmp_path):
         str(tmp_path / "spa-eng-transformer-1-decoder-baseline")
     )
     assert saved.config.decoder_layers == 1
+
+
+def test_the_command_line_sizes_reach_each_variant_and_its_row():
+    parse = translation_recipe._parser().parse_args
+    args = parse(
+        ["--max-length", "64", "--epochs", "2", "--decoder-layers", "1"]
+    )
+    config = translation_recipe.configure(args, "label-smoothing")
+    assert (config.max_length, config.epochs) == (64, 2)
+    assert (config.decoder_layers, config.label_smoothing) == (1, 0.1)
+    assert translation_recipe._shape(config) == {
+        "decoder layers": 1,
+        "max length": 64,
+    }
+    default = translation_recipe.configure(parse([]), "baseline")
+    assert default.max_length == translation_recipe.BASE["max_length"] == 32
+    assert translation_recipe._shape(default) == {}
+    rnn = parse(["--model", "rnn", "--max-length", "64"])
+    assert translation_recipe.configure(rnn, "tied") is None
