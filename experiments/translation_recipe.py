@@ -28,7 +28,8 @@ ingredient of the published recipes added, or all of them (`all`):
 `--decoder-layers N` gives the Transformer N decoder blocks (a shallow
 decoder, cheaper per decoding step; `-N-decoder` in the saved folder's
 name). `--max-length N` reads and translates up to N pieces a sentence
-instead of 32, which cuts about 3% of Multi30K's longer sentences.
+instead of 32, which cuts about 3% of Multi30K's longer sentences
+(`-length-N` in the saved folder's name).
 
 Ingredients joined by `+` (`label-smoothing+averaged`) are a variant of
 those ingredients together: the final configurations, chosen by the
@@ -331,6 +332,8 @@ def _row(args, name, config, train, validation, test):
         model = args.model
         if config.decoder_layers:
             model += f"-{config.decoder_layers}-decoder"
+        if config.max_length != BASE["max_length"]:
+            model += f"-length-{config.max_length}"
         folder = os.path.join(args.save, f"{args.pair}-{model}-{name}")
         translator.save(folder)
         print(f"saved {folder}", flush=True)

@@ -129,7 +129,8 @@ def test_an_averaged_variant_scores_the_mean_of_its_last_epochs(
     for key in ("val BLEU", "val chrF", "test BLEU", "test chrF"):
         assert 0 <= row[key] <= 100
     # The variant is saved as it was scored: the averaged weights.
-    saved = Translator.load(str(tmp_path / "spa-eng-rnn-averaged"))
+    # The tiny config's 12 pieces, not the experiment's 32, are named.
+    saved = Translator.load(str(tmp_path / "spa-eng-rnn-length-12-averaged"))
     for mine, theirs in zip(weights, saved.model.get_weights()):
         np.testing.assert_array_equal(mine, theirs)
 
@@ -172,7 +173,7 @@ def test_a_shallow_decoder_is_named_in_the_row_and_the_saved_folder(tmp_path):
     )
     assert row["decoder layers"] == 1
     saved = Translator.load(
-        str(tmp_path / "spa-eng-transformer-1-decoder-baseline")
+        str(tmp_path / "spa-eng-transformer-1-decoder-length-12-baseline")
     )
     assert saved.config.decoder_layers == 1
 
