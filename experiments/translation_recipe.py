@@ -329,12 +329,7 @@ def _row(args, name, config, train, validation, test):
         row["test chrF"] = round(scores["chrf"], 2)
         row["sacreBLEU"] = scores["bleu_signature"]
     if args.save:
-        model = args.model
-        if config.decoder_layers:
-            model += f"-{config.decoder_layers}-decoder"
-        if config.max_length != BASE["max_length"]:
-            model += f"-length-{config.max_length}"
-        folder = os.path.join(args.save, f"{args.pair}-{model}-{name}")
+        folder = os.path.join(args.save, _saved_name(args, config, name))
         translator.save(folder)
         print(f"saved {folder}", flush=True)
     print(f"{name}: {row}", flush=True)
@@ -350,6 +345,18 @@ def _shape(config):
     if config.max_length != BASE["max_length"]:
         shape["max length"] = config.max_length
     return shape
+
+
+def _saved_name(args, config, name):
+    """`PAIR-MODEL[-K-decoder][-length-N]-VARIANT`: the saved folder
+    names what `_shape` puts in the row."""
+    shape = _shape(config)
+    model = args.model
+    if "decoder layers" in shape:
+        model += f"-{shape['decoder layers']}-decoder"
+    if "max length" in shape:
+        model += f"-length-{shape['max length']}"
+    return f"{args.pair}-{model}-{name}"
 
 
 def _adds(name):
