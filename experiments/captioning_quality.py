@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 
 from attention_zoo_apps.captioning import data  # noqa: E402
 from attention_zoo_apps.captioning import train as cli  # noqa: E402
+from attention_zoo_apps.captioning.bootstrap import paired_bootstrap  # noqa: E402
 from attention_zoo_apps.captioning.captioner import Captioner  # noqa: E402
 from attention_zoo_apps.captioning.config import CaptioningConfig  # noqa: E402
 from attention_zoo_apps.captioning.metrics import caption_metrics  # noqa: E402
@@ -316,28 +317,6 @@ def seed_means(runs):
         mean["train min (mean)"] = f"{minutes:.1f}"
         means.append(mean)
     return means
-
-
-def paired_bootstrap(first, second, references, samples, seed=0):
-    """BLEU-4 and CIDEr-D of `first` minus `second` (captions of the same
-    images), and the percentile 95 % interval of that difference over
-    `samples` resamplings of the images: how much of a difference the
-    split's size can resolve. Returns `(difference, low, high)`, arrays
-    `[BLEU-4, CIDEr-D]`."""
-
-    def difference(index):
-        refs = [references[i] for i in index]
-        a = caption_metrics([first[i] for i in index], refs)
-        b = caption_metrics([second[i] for i in index], refs)
-        return np.array([a["bleu_4"] - b["bleu_4"], a["cider"] - b["cider"]])
-
-    count = len(references)
-    rng = np.random.default_rng(seed)
-    resampled = [
-        difference(rng.integers(0, count, count)) for _ in range(samples)
-    ]
-    low, high = np.percentile(np.array(resampled), [2.5, 97.5], axis=0)
-    return difference(range(count)), low, high
 
 
 def attention_minus_baseline(dataset, seed, attention, baseline, samples):

@@ -126,7 +126,7 @@ def corpus_bleu(hypotheses, references, max_order=4):
             "`max_order` must be a positive integer. "
             f"Received: max_order={max_order!r}"
         )
-    hypotheses, references = _tokenize_corpus(hypotheses, references)
+    hypotheses, references = tokenize_corpus(hypotheses, references)
     return _bleu(hypotheses, references, max_order)
 
 
@@ -162,7 +162,7 @@ def cider_scores(hypotheses, references, sigma=6.0):
         raise ValueError(
             f"`sigma` must be a positive number. Received: sigma={sigma!r}"
         )
-    hypotheses, references = _tokenize_corpus(hypotheses, references)
+    hypotheses, references = tokenize_corpus(hypotheses, references)
     return _cider(hypotheses, references, sigma)
 
 
@@ -192,7 +192,7 @@ def caption_metrics(hypotheses, references):
         A dict with keys `bleu_1`, `bleu_2`, `bleu_3`, `bleu_4` and `cider`,
         as `corpus_bleu` and `corpus_cider` return them.
     """
-    hypotheses, references = _tokenize_corpus(hypotheses, references)
+    hypotheses, references = tokenize_corpus(hypotheses, references)
     metrics = _bleu(hypotheses, references, 4)
     metrics["cider"] = float(np.mean(_cider(hypotheses, references, 6.0)))
     return metrics
@@ -223,8 +223,15 @@ def exact_match(hypotheses, references):
     return hits / max(len(hypotheses), 1)
 
 
-def _tokenize_corpus(hypotheses, references):
-    """Validates a corpus; returns token lists `[T]` and `[[T] per ref]`."""
+def tokenize_corpus(hypotheses, references):
+    """Validates a corpus; returns token lists `[T]` and `[[T] per ref]`
+    (`tokenize_caption`).
+
+    Raises:
+        TypeError: a str where a list belongs.
+        ValueError: an empty corpus, lengths that differ, or an image
+            without references.
+    """
     for name, value in (("hypotheses", hypotheses), ("references", references)):
         if isinstance(value, str):
             raise TypeError(f"`{name}` must be a list, not a str.")
@@ -252,8 +259,8 @@ def _tokenize_corpus(hypotheses, references):
     )
 
 
-def _ngram_counts(tokens, max_order):
-    """Counter of the 1..max_order-grams (tuples) of a token list."""
+def ngram_counts(tokens, max_order):
+    """A `Counter` of the 1..`max_order`-grams (tuples) of a token list."""
     counts = collections.Counter()
     for n in range(1, max_order + 1):
         for i in range(len(tokens) - n + 1):
@@ -261,32 +268,52 @@ def _ngram_counts(tokens, max_order):
     return counts
 
 
-def _bleu(hypotheses, references, max_order):
-    """BLEU from token lists; see `corpus_bleu`."""
-    matches = [0] * max_order
-    totals = [0] * max_order
-    hyp_length = ref_length = 0
-    for hyp, refs in zip(hypotheses, references):
-        max_ref_counts = collections.Counter()
-        for ref in refs:
-            max_ref_counts |= _ngram_counts(ref, max_order)  # max per n-gram
-        for ngram, count in _ngram_counts(hyp, max_order).items():
-            matches[len(ngram) - 1] += min(count, max_ref_counts[ngram])
-        for k in range(max_order):
-            totals[k] += max(len(hyp) - k, 0)
-        hyp_length += len(hyp)
-        # Closest reference length, the shorter one on a tie.
-        ref_length += min((abs(len(ref) - len(hyp)), len(ref)) for ref in refs)[
-            1
-        ]
+def bleu_statistics(hypothesis, references, max_order):
+    """One image's share of corpus BLEU: the sums `corpus_bleu` adds up
+    over the images.
 
+    Args:
+        hypothesis: list of str, the caption's tokens.
+        references: non-empty list of token lists.
+        max_order: int, the highest n-gram order.
+
+    Returns:
+        A list of ints: the clipped matches of each order `1..max_order`,
+        then the hypothesis' n-gram count of each order, then its length
+        and the length of the reference closest to it (ties: the shorter).
+    """
+    max_ref_counts = collections.Counter()
+    for ref in references:
+        max_ref_counts |= ngram_counts(ref, max_order)  # max per n-gram
+    matches = [0] * max_order
+    for ngram, count in ngram_counts(hypothesis, max_order).items():
+        matches[len(ngram) - 1] += min(count, max_ref_counts[ngram])
+    totals = [max(len(hypothesis) - k, 0) for k in range(max_order)]
+    closest = min(
+        (abs(len(ref) - len(hypothesis)), len(ref)) for ref in references
+    )
+    return [*matches, *totals, len(hypothesis), closest[1]]
+
+
+def bleu_from_statistics(matches, totals, hyp_length, ref_length):
+    """BLEU-1..K of a corpus from its summed `bleu_statistics`.
+
+    Args:
+        matches: K ints, the clipped matches of each order.
+        totals: K ints, the hypotheses' n-grams of each order.
+        hyp_length: int, the hypotheses' total length.
+        ref_length: int, the closest references' total length.
+
+    Returns:
+        A dict `{"bleu_1": float, ..., "bleu_K": float}` in `[0, 100]`.
+    """
     if hyp_length == 0:
         brevity_penalty = 0.0
     else:
         brevity_penalty = min(1.0, math.exp(1.0 - ref_length / hyp_length))
     scores = {}
     log_precision_sum = 0.0
-    for k in range(max_order):
+    for k in range(len(matches)):
         if matches[k] == 0:
             log_precision_sum = -math.inf  # so every higher order is 0 too
         else:
@@ -296,11 +323,27 @@ def _bleu(hypotheses, references, max_order):
     return scores
 
 
+def _bleu(hypotheses, references, max_order):
+    """BLEU from token lists; see `corpus_bleu`."""
+    sums = [
+        sum(column)
+        for column in zip(
+            *(
+                bleu_statistics(hyp, refs, max_order)
+                for hyp, refs in zip(hypotheses, references)
+            )
+        )
+    ]
+    return bleu_from_statistics(
+        sums[:max_order], sums[max_order:-2], sums[-2], sums[-1]
+    )
+
+
 def _cider(hypotheses, references, sigma):
     """CIDEr-D per image `(len(hypotheses),)` from token lists."""
-    hyp_counts = [_ngram_counts(hyp, _CIDER_MAX_ORDER) for hyp in hypotheses]
+    hyp_counts = [ngram_counts(hyp, _CIDER_MAX_ORDER) for hyp in hypotheses]
     ref_counts = [
-        [_ngram_counts(ref, _CIDER_MAX_ORDER) for ref in refs]
+        [ngram_counts(ref, _CIDER_MAX_ORDER) for ref in refs]
         for refs in references
     ]
     # Each image's reference set counts once per n-gram.
