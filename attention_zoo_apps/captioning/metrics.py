@@ -41,7 +41,9 @@ import re
 
 import numpy as np
 
-_CIDER_MAX_ORDER = 4
+CIDER_MAX_ORDER = 4
+# CIDEr-D's length penalty width in words (coco-caption's).
+CIDER_SIGMA = 6.0
 
 # Curly quotes to ASCII (’ is the usual apostrophe in scraped captions).
 _QUOTES = str.maketrans(
@@ -130,7 +132,7 @@ def corpus_bleu(hypotheses, references, max_order=4):
     return _bleu(hypotheses, references, max_order)
 
 
-def cider_scores(hypotheses, references, sigma=6.0):
+def cider_scores(hypotheses, references, sigma=CIDER_SIGMA):
     """CIDEr-D of each image, as coco-caption's `Cider` computes it.
 
     Each caption becomes, for `n = 1..4`, a vector `g^n` over n-grams with
@@ -166,7 +168,7 @@ def cider_scores(hypotheses, references, sigma=6.0):
     return _cider(hypotheses, references, sigma)
 
 
-def corpus_cider(hypotheses, references, sigma=6.0):
+def corpus_cider(hypotheses, references, sigma=CIDER_SIGMA):
     """Corpus CIDEr-D: the mean of `cider_scores` over the images.
 
     Args:
@@ -194,7 +196,9 @@ def caption_metrics(hypotheses, references):
     """
     hypotheses, references = tokenize_corpus(hypotheses, references)
     metrics = _bleu(hypotheses, references, 4)
-    metrics["cider"] = float(np.mean(_cider(hypotheses, references, 6.0)))
+    metrics["cider"] = float(
+        np.mean(_cider(hypotheses, references, CIDER_SIGMA))
+    )
     return metrics
 
 
@@ -341,9 +345,9 @@ def _bleu(hypotheses, references, max_order):
 
 def _cider(hypotheses, references, sigma):
     """CIDEr-D per image `(len(hypotheses),)` from token lists."""
-    hyp_counts = [ngram_counts(hyp, _CIDER_MAX_ORDER) for hyp in hypotheses]
+    hyp_counts = [ngram_counts(hyp, CIDER_MAX_ORDER) for hyp in hypotheses]
     ref_counts = [
-        [ngram_counts(ref, _CIDER_MAX_ORDER) for ref in refs]
+        [ngram_counts(ref, CIDER_MAX_ORDER) for ref in refs]
         for refs in references
     ]
     # Each image's reference set counts once per n-gram.
@@ -354,7 +358,7 @@ def _cider(hypotheses, references, sigma):
 
     def tfidf(counts):
         # One {n-gram: weight} dict and one L2 norm per order.
-        vectors = [{} for _ in range(_CIDER_MAX_ORDER)]
+        vectors = [{} for _ in range(CIDER_MAX_ORDER)]
         for ngram, tf in counts.items():
             idf = log_num_images - math.log(max(1, document_frequency[ngram]))
             vectors[len(ngram) - 1][ngram] = tf * idf
@@ -369,7 +373,7 @@ def _cider(hypotheses, references, sigma):
             ref_vectors, ref_norms = tfidf(counts)
             delta = len(hyp) - len(ref)
             penalty = math.exp(-(delta**2) / (2.0 * sigma**2))
-            for n in range(_CIDER_MAX_ORDER):
+            for n in range(CIDER_MAX_ORDER):
                 if hyp_norms[n] == 0.0 or ref_norms[n] == 0.0:
                     continue
                 ref_vector = ref_vectors[n]
@@ -379,5 +383,5 @@ def _cider(hypotheses, references, sigma):
                     for ngram, weight in hyp_vectors[n].items()
                 )
                 total += penalty * dot / (hyp_norms[n] * ref_norms[n])
-        scores[i] = 10.0 * total / (_CIDER_MAX_ORDER * len(refs))
+        scores[i] = 10.0 * total / (CIDER_MAX_ORDER * len(refs))
     return scores
