@@ -24,10 +24,13 @@ entropy bonus (`attention_mode="hard"`). Everything else is the same:
   stochastic penalty 0.1 for soft attention) on the official splits of the
   images in `../shared/data/flickr8k`. Reported: BLEU-4 and CIDEr-D.
 
-Test captions use beam search (`--beam-size`). Hard models are decoded
+Validation and test captions use beam search (`--beam-size`); the
+validation split's BLEU-4 and CIDEr-D are the ones to choose a model or a
+decoding by, the test columns are reported once. Hard models are decoded
 twice: reading the most likely cell (`hard`, the default) and, with the
 same weights, the expectation (`hard/expectation`). The attention overlay
-of the first test image is written per model to `--out`, with the table as
+of the first test image is written per model to `--out` (not with
+`--no-overlays`), with the table as
 `captioning_hard_attention.json` (and `.txt`, all that was printed), from
 which `python -m experiments.pages` makes the tables of the site's
 captioning page (`docs/quality/captioning.md`).
@@ -77,20 +80,21 @@ def splits(args):
     )
 
 
-def score(captioner, test, dataset, beam_size):
-    """Test metrics and `(tokens, heatmaps, caption)` of the first image."""
+def score(captioner, split, dataset, beam_size):
+    """The metrics of `split` and `(tokens, heatmaps, caption)` of its
+    first image."""
     hypotheses, heatmaps, tokens = captioner.caption(
-        test.images, beam_size=beam_size, return_attention=True
+        split.images, beam_size=beam_size, return_attention=True
     )
-    scores = caption_metrics(hypotheses, test.captions)
+    scores = caption_metrics(hypotheses, split.captions)
     row = {
-        "exact": exact_match(hypotheses, test.captions),
+        "exact": exact_match(hypotheses, split.captions),
         "bleu_4": scores["bleu_4"],
         "cider": scores["cider"],
     }
-    if dataset == "shapes":
+    if dataset == "shapes" and split.objects is not None:  # test only
         found = attention_localisation(
-            heatmaps, tokens, test.objects, captioner.config.image_size
+            heatmaps, tokens, split.objects, captioner.config.image_size
         )
         row.update(localisation=found["rate"], chance=found["chance"])
     return row, (tokens[0], heatmaps[0], hypotheses[0])
@@ -130,12 +134,18 @@ def run(mode, seed, data, args):
             decoder = captioner.model.get_layer("decoder")
             decoder.attention_layer.inference = "expectation"
             captioner.clear_compiled()
+        checked, _ = score(captioner, validation, args.dataset, args.beam_size)
         row, (tokens, heatmaps, caption) = score(
             captioner, test, args.dataset, args.beam_size
         )
-        name = reading.replace("/", "-")
-        path = os.path.join(args.out, f"attention-{name}-seed{seed}.png")
-        plot_tokens_over_image(test.images[0], tokens, heatmaps, path, caption)
+        row["validation"] = checked
+        path = None
+        if args.overlays:
+            name = reading.replace("/", "-")
+            path = os.path.join(args.out, f"attention-{name}-seed{seed}.png")
+            plot_tokens_over_image(
+                test.images[0], tokens, heatmaps, path, caption
+            )
         row.update(model=reading, seed=seed, minutes=minutes, figure=path)
         print(f"{reading} seed {seed}: {format_row(row)}", flush=True)
         rows.append(row)
@@ -152,6 +162,8 @@ def format_row(row):
     parts += [
         f"BLEU-4 {row['bleu_4']:.1f}",
         f"CIDEr-D {row['cider']:.3f}",
+        f"validation BLEU-4 {row['validation']['bleu_4']:.1f}",
+        f"CIDEr-D {row['validation']['cider']:.3f}",
         f"{row['minutes']:.1f} min",
     ]
     return ", ".join(parts)
@@ -206,6 +218,13 @@ def _parser():
         "expectation in a training step (the paper's 0.5)",
     )
     parser.add_argument("--beam-size", type=int, default=3)
+    parser.add_argument(
+        "--no-overlays",
+        dest="overlays",
+        action="store_false",
+        help="write no attention overlays (Flickr8k's photos are for "
+        "research use only: keep them out of a folder that is committed)",
+    )
     return parser
 
 
@@ -240,13 +259,16 @@ def _measure(args):
                 "localisation (chance)": located,
                 "BLEU-4": f"{row['bleu_4']:.1f}",
                 "CIDEr-D": f"{row['cider']:.3f}",
+                "validation BLEU-4": f"{row['validation']['bleu_4']:.1f}",
+                "validation CIDEr-D": f"{row['validation']['cider']:.3f}",
                 "train min": f"{row['minutes']:.1f}",
-                "overlay": os.path.basename(row["figure"]),
+                "overlay": os.path.basename(row["figure"] or "-"),
             }
         )
     print(pages.tables(table))
     for row in rows:
-        print(f"wrote {row['figure']}")
+        if row["figure"]:
+            print(f"wrote {row['figure']}")
     return table
 
 
