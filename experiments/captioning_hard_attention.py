@@ -80,7 +80,7 @@ def splits(args):
     )
 
 
-def score(captioner, split, dataset, beam_size):
+def score(captioner, split, beam_size):
     """The metrics of `split` and `(tokens, heatmaps, caption)` of its
     first image."""
     hypotheses, heatmaps, tokens = captioner.caption(
@@ -92,7 +92,7 @@ def score(captioner, split, dataset, beam_size):
         "bleu_4": scores["bleu_4"],
         "cider": scores["cider"],
     }
-    if dataset == "shapes" and split.objects is not None:  # test only
+    if split.objects is not None:  # the generated shapes' test split
         found = attention_localisation(
             heatmaps, tokens, split.objects, captioner.config.image_size
         )
@@ -134,9 +134,9 @@ def run(mode, seed, data, args):
             decoder = captioner.model.get_layer("decoder")
             decoder.attention_layer.inference = "expectation"
             captioner.clear_compiled()
-        checked, _ = score(captioner, validation, args.dataset, args.beam_size)
+        checked, _ = score(captioner, validation, args.beam_size)
         row, (tokens, heatmaps, caption) = score(
-            captioner, test, args.dataset, args.beam_size
+            captioner, test, args.beam_size
         )
         row["validation"] = checked
         path = None
