@@ -21,7 +21,7 @@ import numpy as np
 
 from attention_zoo_apps.captioning import metrics
 
-_BLEU_ORDER = 4  # caption_metrics' BLEU-4
+_BLEU_ORDER = metrics.BLEU_ORDER
 _CIDER_ORDER = metrics.CIDER_MAX_ORDER
 _SIGMA = metrics.CIDER_SIGMA
 

@@ -41,6 +41,8 @@ import re
 
 import numpy as np
 
+# caption_metrics' BLEU-N.
+BLEU_ORDER = 4
 CIDER_MAX_ORDER = 4
 # CIDEr-D's length penalty width in words (coco-caption's).
 CIDER_SIGMA = 6.0
@@ -195,7 +197,7 @@ def caption_metrics(hypotheses, references):
         as `corpus_bleu` and `corpus_cider` return them.
     """
     hypotheses, references = tokenize_corpus(hypotheses, references)
-    metrics = _bleu(hypotheses, references, 4)
+    metrics = _bleu(hypotheses, references, BLEU_ORDER)
     metrics["cider"] = float(
         np.mean(_cider(hypotheses, references, CIDER_SIGMA))
     )
