@@ -22,8 +22,8 @@ MODULE_LINE = re.compile(
 # with it.
 OPTIONAL = re.compile(r"\[(--[\w-]+(?: [^\]]+)?)\]")
 # The pages' placeholders, and a value that stands for each (a shipped
-# model's name, a seed).
-PLACEHOLDERS = {"NAME": "translation-spa-eng", "S": "0"}
+# model's name).
+PLACEHOLDERS = {"NAME": "translation-spa-eng"}
 
 
 def _module_lines():
